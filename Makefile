@@ -1,0 +1,47 @@
+# One set of commands for laptops and CI (.ci/run calls these targets).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint format migrate bench bench-quality clean
+
+install: $(STAMP)
+
+# Idempotent: rebuilt only when the lock or pyproject changes.
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+run: install
+	$(BIN)/foldwise serve --host 127.0.0.1 --port 8000
+
+test: install
+	$(BIN)/pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+migrate: install
+	$(BIN)/foldwise migrate
+
+$(VENV)/.bench-installed: requirements-bench.lock $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-bench.lock
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(BIN)/python -m bench.run
+
+bench-quality: install
+	$(BIN)/python -m bench.quality
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,71 @@
+"""Errors are classes carrying their HTTP status and machine code; one handler renders them.
+
+`HTTPException` never appears below `app/api/`: services and repositories raise these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FoldwiseError(Exception):
+    status_code = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def envelope(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+class NotFound(FoldwiseError):
+    status_code = 404
+    code = "not_found"
+
+
+class SessionNotFound(NotFound):
+    code = "session_not_found"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} does not exist", {"session_id": session_id})
+
+
+class SessionExists(FoldwiseError):
+    status_code = 409
+    code = "session_exists"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} already exists", {"session_id": session_id})
+
+
+class InvalidMessage(FoldwiseError):
+    status_code = 422
+    code = "invalid_message"
+
+
+class UnknownModel(FoldwiseError):
+    status_code = 422
+    code = "unknown_model"
+
+
+class BudgetTooSmall(FoldwiseError):
+    status_code = 422
+    code = "budget_too_small"
+
+
+class Unauthorized(FoldwiseError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class PayloadTooLarge(FoldwiseError):
+    status_code = 413
+    code = "payload_too_large"
+
+
+class Conflict(FoldwiseError):
+    status_code = 409
+    code = "conflict"

@@ -1,0 +1,68 @@
+"""Service configuration: environment variables prefixed FOLDWISE_, or a .env file.
+
+Every field here is documented in README.md's configuration table; keep both in step.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+SummaryPlacement = Literal["system", "messages"]
+Strategy = Literal["auto", "rule", "llm", "hybrid"]
+
+
+class ContextDefaults(BaseSettings):
+    """Defaults of the per-session settings keys (SPEC §10); sessions and requests override them."""
+
+    model_config = SettingsConfigDict(env_prefix="FOLDWISE_", env_file=".env", extra="ignore")
+
+    threshold: float = Field(0.8, gt=0, le=1)
+    reserved_output_tokens: int = Field(4096, ge=0)
+    keep_recent: int = Field(6, ge=0)
+    pin_first_message: bool = True
+    summary_placement: SummaryPlacement = "system"
+    strategy: Strategy = "auto"
+    max_summary_tokens: int = Field(1000, ge=50)
+    # A fold brings the context down to fold_target × budget, well under it, so the
+    # next few turns are served verbatim instead of folding again at once (hysteresis).
+    fold_target: float = Field(0.6, gt=0, le=1)
+
+
+class Settings(ContextDefaults):
+    database_url: str = "sqlite:///foldwise.db"
+    # "tenant-a:key1,tenant-b:sha256:<hex>"; empty means open mode (loopback only).
+    api_keys: SecretStr = SecretStr("")
+    allow_open: bool = False
+    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    cors_origins: Annotated[list[str], NoDecode] = []
+    # JSON file (or inline JSON list) of extra/overriding model registry entries.
+    models_file: str | None = None
+    default_model: str = "claude-sonnet-4-5"
+
+    summary_model: str = "claude-haiku-4-5"
+    summary_timeout_s: float = Field(30.0, gt=0)
+    summary_max_retries: int = Field(1, ge=0)
+    # Largest transcript (tokens) sent to the LLM in one call; longer spans fold in chunks.
+    summary_input_tokens: int = Field(60_000, ge=1000)
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
+
+    # A fold lease older than this is considered abandoned (crashed worker) and may be taken over.
+    fold_lease_s: float = Field(60.0, gt=0)
+    log_level: str = "info"
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [origin.strip() for origin in value.split(",") if origin.strip()]
+        return value
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

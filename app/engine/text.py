@@ -1,0 +1,43 @@
+"""Plain-text views of messages, for pruning decisions and for summarizers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.engine.types import Block, Content, Message
+
+
+def block_text(block: Block) -> str:
+    """Readable text of one content block; unknown blocks give their JSON."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return f"{block.get('name', '')}({_json(block.get('input', {}))})"
+    if kind == "tool_result":
+        return content_text(block.get("content", ""))
+    if kind in ("image", "document"):
+        return f"[{kind}]"
+    return _json(block)
+
+
+def content_text(content: Content | Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block_text(b) for b in content if isinstance(b, dict))
+    return _json(content)
+
+
+def message_text(message: Message) -> str:
+    """Everything a reader of the transcript would see in this message, tool traffic included."""
+    parts = [content_text(message.content)]
+    for call in message.tool_calls or ():
+        function = call.get("function", {})
+        parts.append(f"{function.get('name', '')}({function.get('arguments', '')})")
+    return "\n".join(p for p in parts if p)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

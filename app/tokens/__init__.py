@@ -1,0 +1,1 @@
+"""Offline token counting: verified tiktoken encodings, the model registry, message overheads."""
