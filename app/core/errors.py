@@ -69,3 +69,18 @@ class PayloadTooLarge(FoldwiseError):
 class Conflict(FoldwiseError):
     status_code = 409
     code = "conflict"
+
+
+class InvalidTools(FoldwiseError):
+    status_code = 422
+    code = "invalid_tools"
+
+
+class InvalidCursor(FoldwiseError):
+    status_code = 422
+    code = "invalid_cursor"
+
+
+class ServiceUnavailable(FoldwiseError):
+    status_code = 503
+    code = "service_unavailable"

@@ -1,0 +1,42 @@
+"""Message routes: append a batch, page through stored messages."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from app.api.deps import DbSession, RegistryDep, SettingsDep, Tenant
+from app.schemas.common import ERROR_RESPONSES
+from app.schemas.messages import AppendResult, MessagePage, MessagesAppend
+from app.services.messages import MessageService
+
+router = APIRouter(prefix="/sessions", tags=["messages"], responses=ERROR_RESPONSES)
+
+
+def get_message_service(
+    db: DbSession, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> MessageService:
+    return MessageService(db, tenant, settings, registry)
+
+
+Messages = Annotated[MessageService, Depends(get_message_service)]
+
+
+@router.post("/{session_id}/messages", status_code=201)
+async def append_messages(
+    session_id: str, body: MessagesAppend, messages: Messages
+) -> AppendResult:
+    """Append 1..N messages atomically; a known `client_id` returns the stored message."""
+    return await messages.append(session_id, body.messages)
+
+
+@router.get("/{session_id}/messages")
+async def list_messages(
+    session_id: str,
+    messages: Messages,
+    after_seq: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> MessagePage:
+    """Stored messages with seq > `after_seq`, in seq order; `next_after_seq` pages on."""
+    return await messages.page(session_id, after_seq=after_seq, limit=limit)

@@ -1,0 +1,58 @@
+"""Session routes: create, list, read, update, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Response
+
+from app.api.deps import DbSession, RegistryDep, SettingsDep, Tenant
+from app.schemas.common import ERROR_RESPONSES
+from app.schemas.sessions import SessionCreate, SessionPage, SessionRead, SessionUpdate
+from app.services.sessions import SessionService
+
+router = APIRouter(prefix="/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
+
+
+def get_session_service(
+    db: DbSession, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> SessionService:
+    return SessionService(db, tenant, settings, registry)
+
+
+Sessions = Annotated[SessionService, Depends(get_session_service)]
+
+
+@router.post("", status_code=201)
+async def create_session(body: SessionCreate, sessions: Sessions) -> SessionRead:
+    """Create a session; 409 `session_exists` when this tenant already has the id."""
+    return await sessions.create(body)
+
+
+@router.get("")
+async def list_sessions(
+    sessions: Sessions,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: str | None = None,
+) -> SessionPage:
+    """Sessions in creation order (oldest first); pass `next_cursor` back as `cursor`."""
+    return await sessions.page(limit=limit, cursor=cursor)
+
+
+@router.get("/{session_id}")
+async def get_session(session_id: str, sessions: Sessions) -> SessionRead:
+    """The session with its message count, token total and summary state."""
+    return await sessions.read(session_id)
+
+
+@router.patch("/{session_id}")
+async def update_session(session_id: str, body: SessionUpdate, sessions: Sessions) -> SessionRead:
+    """Change the given fields: `settings` merges key by key, `metadata` replaces."""
+    return await sessions.update(session_id, body)
+
+
+@router.delete("/{session_id}", status_code=204, response_class=Response)
+async def delete_session(session_id: str, sessions: Sessions) -> Response:
+    """Delete the session with its messages and summaries (the only path that removes them)."""
+    await sessions.delete(session_id)
+    return Response(status_code=204)

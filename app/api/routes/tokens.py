@@ -1,0 +1,47 @@
+"""Stateless token counting and the model registry."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import RegistryDep, SettingsDep, Tenant
+from app.engine.shapes import normalize_message, validate_tools
+from app.schemas.common import ERROR_RESPONSES
+from app.schemas.tokens import CountTokensRequest, CountTokensResponse, ModelList, ModelRead
+from app.tokens.counter import counter_for
+
+router = APIRouter(tags=["tokens"], responses=ERROR_RESPONSES)
+
+
+@router.post("/count-tokens")
+async def count_tokens(
+    body: CountTokensRequest, _tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> CountTokensResponse:
+    """Tokens of `text`, or of `messages` (+ `tools`) with per-message overhead, for `model`."""
+    model = registry.get(body.model or settings.default_model)
+    counter = counter_for(model)
+    if body.text is not None:
+        tokens = counter.count_text(body.text)
+    else:
+        normalized = [normalize_message(raw, i) for i, raw in enumerate(body.messages or [])]
+        tokens = sum(
+            counter.count_message(
+                role=m.role,
+                content=m.content,
+                name=m.name,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+            )
+            for m in normalized
+        )
+    if body.tools:
+        tokens += counter.count_tools(validate_tools(body.tools))
+    return CountTokensResponse(
+        tokens=tokens, encoding=counter.encoding_name, exact=model.exact, model=model.name
+    )
+
+
+@router.get("/models")
+async def list_models(_tenant: Tenant, registry: RegistryDep) -> ModelList:
+    """The model registry (app/data/models.json plus FOLDWISE_MODELS_FILE overrides)."""
+    return ModelList(models=[ModelRead.model_validate(info) for info in registry.all()])

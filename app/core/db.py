@@ -1,0 +1,147 @@
+"""Database plumbing: URL normalisation, the async engine, the per-request unit of work,
+and programmatic Alembic migrations.
+
+One unit of work per request: `session_scope` commits when the request succeeds and rolls
+back when anything raises; services and repositories never commit (they `flush()` when they
+need generated values).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, make_url
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+# SQLite: a writer waits up to 5 s for the lock instead of failing at once with
+# "database is locked" (several server processes may share one file).
+SQLITE_BUSY_TIMEOUT_MS = 5000
+# PostgreSQL: 5 connections per process plus 10 overflow serve a replica's ~15 concurrent
+# requests; scale out with more replicas rather than larger pools.
+PG_POOL_SIZE = 5
+PG_MAX_OVERFLOW = 10
+
+_ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
+
+
+def _find_alembic_dir() -> Path:
+    """The migration scripts: next to the source tree, else in the working directory
+    (an installed wheel in a container whose WORKDIR holds the project)."""
+    beside_source = Path(__file__).resolve().parents[2] / "alembic"
+    # env.py distinguishes our scripts from the `alembic` package next to an installed app.
+    return beside_source if (beside_source / "env.py").is_file() else Path.cwd() / "alembic"
+
+
+ALEMBIC_DIR = _find_alembic_dir()
+
+
+def normalize_database_url(raw: str) -> URL:
+    """Map a plain SQLAlchemy URL to its async driver; explicit async drivers pass through.
+
+    `sqlite:///x.db` → `sqlite+aiosqlite:///x.db`; `postgres://` and `postgresql://` (or
+    `postgresql+psycopg2://`) → `postgresql+asyncpg://`.
+    """
+    text = raw.strip()
+    if text.startswith("postgres://"):
+        text = "postgresql://" + text[len("postgres://") :]
+    url = make_url(text)
+    backend = url.get_backend_name()
+    if backend not in _ASYNC_DRIVERS:
+        raise ValueError(f"unsupported database {backend!r}: use sqlite:// or postgresql://")
+    if backend == "sqlite" and url.drivername == "sqlite+aiosqlite":
+        return url
+    if backend == "postgresql" and url.drivername == "postgresql+asyncpg":
+        return url
+    return url.set(drivername=_ASYNC_DRIVERS[backend])
+
+
+def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Take transaction control away from the sqlite3 module, which only emits BEGIN before
+    # INSERT/UPDATE/DELETE: reads would run outside the transaction and a SAVEPOINT would
+    # start (and its RELEASE commit) a transaction of its own. `_on_sqlite_begin` begins.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers proceed while one writer commits; foreign keys are off by default.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _on_sqlite_begin(connection: Any) -> None:
+    # IMMEDIATE takes the write lock up front (waiting up to busy_timeout). A deferred
+    # transaction that reads and then writes fails at once with SQLITE_BUSY when another
+    # writer committed in between; SQLite has one writer anyway, so queueing costs little.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def create_engine(database_url: str) -> AsyncEngine:
+    """The async engine for `database_url` (plain or async-driver URL)."""
+    url = normalize_database_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
+        event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
+        return engine
+    return create_async_engine(
+        url, pool_size=PG_POOL_SIZE, max_overflow=PG_MAX_OVERFLOW, pool_pre_ping=True
+    )
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+@asynccontextmanager
+async def session_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """One unit of work: commit on success, roll back on any error."""
+    async with factory() as session:
+        try:
+            yield session
+        except BaseException:
+            await session.rollback()
+            raise
+        else:
+            await session.commit()
+
+
+def alembic_config(database_url: str) -> Any:
+    """An Alembic Config pointing at this project's scripts and `database_url`."""
+    from alembic.config import Config
+
+    ini = ALEMBIC_DIR.parent / "alembic.ini"
+    config = Config(str(ini)) if ini.is_file() else Config()
+    config.set_main_option("script_location", str(ALEMBIC_DIR))
+    # env.py reads this attribute first, so the URL never has to round-trip through the
+    # ini file's %-interpolation (passwords may contain '%').
+    config.attributes["database_url"] = database_url
+    return config
+
+
+def upgrade_database(database_url: str, revision: str = "head") -> None:
+    """Apply migrations up to `revision` (blocking; call from sync code or a thread)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(database_url), revision)
+
+
+def downgrade_database(database_url: str, revision: str = "base") -> None:
+    from alembic import command
+
+    command.downgrade(alembic_config(database_url), revision)
+
+
+async def upgrade_database_async(database_url: str, revision: str = "head") -> None:
+    """Same as `upgrade_database`, from async code: env.py runs its own event loop."""
+    await asyncio.to_thread(upgrade_database, database_url, revision)

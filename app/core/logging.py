@@ -1,0 +1,26 @@
+"""Logging setup: one line per record, level from FOLDWISE_LOG_LEVEL."""
+
+from __future__ import annotations
+
+import logging
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(level: str = "info") -> None:
+    """Configure the root logger once; uvicorn's own loggers keep their handlers."""
+    root = logging.getLogger()
+    numeric = logging.getLevelName(level.upper())
+    root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
+    if not any(getattr(h, "_foldwise", False) for h in root.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler._foldwise = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    # Alembic announces each autogenerate plugin at INFO on every start; keep the
+    # "Running upgrade" lines, drop the noise.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+
+
+def get_logger(name: str) -> logging.Logger:
+    return logging.getLogger(name)

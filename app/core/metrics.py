@@ -1,0 +1,76 @@
+"""Prometheus metrics, shared by every layer (import the counters, call .inc()).
+
+Request metrics are labelled by route *template* (`/sessions/{session_id}`), never by the
+raw path, so a million session ids do not become a million time series.
+"""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+REQUESTS_TOTAL = Counter("foldwise_requests_total", "HTTP requests", ["method", "route", "status"])
+REQUEST_SECONDS = Histogram(
+    "foldwise_request_seconds",
+    "HTTP request latency",
+    ["method", "route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+FOLDS_TOTAL = Counter("foldwise_folds_total", "Summary folds committed", ["trigger", "method"])
+SUMMARIZER_CALLS = Counter("foldwise_summarizer_calls_total", "Summarizer calls", ["strategy"])
+SUMMARIZER_FALLBACKS = Counter(
+    "foldwise_summarizer_fallbacks_total", "LLM summaries that fell back to rule", ["reason"]
+)
+MESSAGES_APPENDED = Counter("foldwise_messages_appended_total", "Messages stored")
+
+__all__ = [
+    "CONTENT_TYPE_LATEST",
+    "FOLDS_TOTAL",
+    "MESSAGES_APPENDED",
+    "REQUESTS_TOTAL",
+    "REQUEST_SECONDS",
+    "SUMMARIZER_CALLS",
+    "SUMMARIZER_FALLBACKS",
+    "MetricsMiddleware",
+    "render_metrics",
+]
+
+
+def render_metrics() -> bytes:
+    return generate_latest()
+
+
+def _route_template(scope: Scope) -> str:
+    """The matched route's path template; the router records the route in the scope."""
+    path = getattr(scope.get("route"), "path", None)
+    return str(path) if path else "unmatched"
+
+
+class MetricsMiddleware:
+    """Counts requests and their latency by method, route template and status."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        started = time.perf_counter()
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            route = _route_template(scope)
+            method = str(scope.get("method", ""))
+            REQUESTS_TOTAL.labels(method, route, str(status)).inc()
+            REQUEST_SECONDS.labels(method, route).observe(time.perf_counter() - started)

@@ -1,0 +1,108 @@
+"""Budgets and usage: how many tokens a context may spend, and how they were spent.
+
+SPEC §4, the tiers `assemble` applies in order:
+
+1. Everything after the summary (or the clear marker) fits → sent verbatim, no summarizer call.
+2. Doesn't fit → prune bulky content of older messages (tool results, file bodies) to a marked
+   excerpt; the last `keep_recent` messages and the pinned first message stay untouched.
+3. Still doesn't fit → fold the oldest unsummarized units into the summary, down to
+   `fold_target × budget` (hysteresis); with `summarize=never` the oldest units are dropped.
+4. A single message larger than what is left is truncated with a visible marker. The result is
+   never over budget; system prompt + tools alone over budget → 422 `budget_too_small`.
+
+Budget = `max_tokens` if given, else `floor(threshold × context_window) − reserved_output_tokens`.
+The calibrated total (`ceil(estimated × ratio)`, SPEC §10) is the number held to the budget.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+SummaryPlacement = Literal["system", "messages"]
+
+# A message the engine adds itself (summary pair, "(conversation continues)") costs its text
+# plus framing: 3 tokens per message in the OpenAI cookbook + about 1 for the role.
+MESSAGE_OVERHEAD_TOKENS = 4
+# A summary may take at most a quarter of the budget, so three quarters stay for the
+# conversation itself; a longer summary is flagged for re-compression (SPEC §10).
+SUMMARY_SHARE_OF_BUDGET = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """The per-session settings keys of SPEC §10 that shape a context."""
+
+    threshold: float = 0.8
+    reserved_output_tokens: int = 4096
+    keep_recent: int = 6
+    pin_first_message: bool = True
+    summary_placement: SummaryPlacement = "system"
+    fold_target: float = 0.6
+    max_summary_tokens: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    context_window: int
+    threshold: float
+    reserved_output_tokens: int
+    tokens: int
+    """What the calibrated total may reach."""
+
+
+def compute_budget(
+    context_window: int, settings: ContextSettings, max_tokens: int | None
+) -> Budget:
+    """`max_tokens` if given, else floor(threshold × window) − reserved output (never below 0)."""
+    if max_tokens is not None:
+        tokens = max_tokens
+    else:
+        tokens = math.floor(settings.threshold * context_window) - settings.reserved_output_tokens
+    return Budget(
+        context_window=context_window,
+        threshold=settings.threshold,
+        reserved_output_tokens=settings.reserved_output_tokens,
+        tokens=max(0, tokens),
+    )
+
+
+def calibrated(estimated: int, ratio: float) -> int:
+    """The provider-scale count of an estimate: ceil(estimated × ratio)."""
+    return math.ceil(estimated * ratio)
+
+
+def estimate_limit(budget_tokens: int, ratio: float) -> int:
+    """The largest raw estimate whose calibrated value still fits `budget_tokens`."""
+    if ratio <= 0:  # calibration clamps to [0.5, 2.0]; a nonsense ratio means no scaling
+        return budget_tokens
+    limit = math.floor(budget_tokens / ratio)
+    # Float rounding can put floor(budget / ratio) one or two off either way: settle exactly.
+    while limit > 0 and calibrated(limit, ratio) > budget_tokens:
+        limit -= 1
+    while calibrated(limit + 1, ratio) <= budget_tokens:
+        limit += 1
+    return max(0, limit)
+
+
+def summary_share(limit: int, settings: ContextSettings) -> int:
+    """Tokens a summary may take: max_summary_tokens, capped to SUMMARY_SHARE_OF_BUDGET."""
+    return min(settings.max_summary_tokens, math.floor(limit * SUMMARY_SHARE_OF_BUDGET))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """The `usage` block of SPEC §9/§10; `total_tokens` is calibrated and ≤ `budget`."""
+
+    context_window: int
+    threshold: float
+    reserved_output_tokens: int
+    budget: int
+    system_tokens: int
+    tools_tokens: int
+    summary_tokens: int
+    message_tokens: int
+    estimated_tokens: int
+    total_tokens: int
+    calibration_ratio: float

@@ -1,0 +1,127 @@
+"""Tier 3: choose which units to fold into the summary (the summarizer call happens outside).
+
+A fold takes the oldest unsummarized units, a contiguous prefix, so that afterwards the
+context lands at or below `fold_target × budget` (hysteresis: the next turns are served
+verbatim instead of folding again at once). The newest units stay verbatim. Never folded: the
+pinned message (not a unit at all), the last `keep_recent` messages unless they alone are over
+the budget, the unit holding the newest user message, and the pending call.
+`force` folds everything foldable but the last `keep_recent` messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from app.engine.types import Message
+from app.engine.units import Unit
+
+FoldTrigger = Literal["threshold", "force"]
+
+# A summarizer call costs a round trip (seconds with an LLM): fold at least two units or a
+# tenth of the budget, so the next turns do not pay for another fold straight away.
+MIN_FOLD_UNITS = 2
+MIN_FOLD_SHARE = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class FoldPlan:
+    """What the service gives the summarizer: exactly these stored messages, in seq order."""
+
+    messages: tuple[Message, ...]
+    through_seq: int
+    through_id: str
+    trigger: FoldTrigger
+    tokens: int
+    """Tokens of the folded messages as they would have been sent."""
+    expected_tokens: int
+    """Estimated context after the fold, with a full-size summary; at most `target_tokens`
+    unless the recent messages alone are over it."""
+    target_tokens: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FoldBounds:
+    keep_from: int
+    """First unit index kept verbatim by `keep_recent` (foldable only when over budget)."""
+    never_from: int
+    """First unit index never folded (newest user message, pending call)."""
+
+
+def fold_bounds(units: Sequence[Unit], keep_recent: int) -> FoldBounds:
+    # The last unit (which holds a pending call, if any) is never folded; nor is the unit
+    # holding the newest user message, with everything after it.
+    never_from = max(0, len(units) - 1)
+    for index, unit in enumerate(units):
+        if any(m.role == "user" and not m.result_ids for m in unit.messages):
+            never_from = min(index, max(0, len(units) - 1))
+    recent_left, keep_from = keep_recent, len(units)
+    while keep_from > 0 and recent_left > 0:
+        keep_from -= 1
+        recent_left -= len(units[keep_from].messages)
+    return FoldBounds(keep_from=min(keep_from, never_from), never_from=never_from)
+
+
+def plan_fold_count(
+    units: Sequence[Unit],
+    bounds: FoldBounds,
+    *,
+    other_tokens: int,
+    limit: int,
+    fold_target: float,
+    force: bool,
+) -> int:
+    """How many of the oldest units to fold; `other_tokens` = everything but the units,
+    with the room reserved for the new summary already included."""
+    if force:
+        return bounds.keep_from
+    target = math.floor(fold_target * limit)
+    remaining = sum(unit.tokens for unit in units)
+    count, folded = 0, 0
+    minimum_tokens = MIN_FOLD_SHARE * limit
+    while count < bounds.keep_from and (
+        other_tokens + remaining > target or (count < MIN_FOLD_UNITS and folded < minimum_tokens)
+    ):
+        remaining -= units[count].tokens
+        folded += units[count].tokens
+        count += 1
+    # The recent messages alone are over the budget itself: fold into them too.
+    while count < bounds.never_from and other_tokens + remaining > limit:
+        remaining -= units[count].tokens
+        count += 1
+    return count
+
+
+def make_plan(
+    units: Sequence[Unit],
+    count: int,
+    originals: dict[str, Message],
+    *,
+    trigger: FoldTrigger,
+    other_tokens: int,
+    target_tokens: int,
+) -> FoldPlan | None:
+    """The plan folding `units[:count]`; None when there is nothing to fold."""
+    messages = tuple(originals[m.id] for unit in units[:count] for m in unit.messages)
+    if not messages:
+        return None
+    last = max(messages, key=lambda m: m.seq)
+    expected = other_tokens + sum(unit.tokens for unit in units[count:])
+    reason = (
+        "forced: everything but the recent messages"
+        if trigger == "force"
+        else f"over the budget after pruning; fold down to {target_tokens} tokens"
+    )
+    return FoldPlan(
+        messages=messages,
+        through_seq=last.seq,
+        through_id=last.id,
+        trigger=trigger,
+        tokens=sum(unit.tokens for unit in units[:count]),
+        expected_tokens=expected,
+        target_tokens=target_tokens,
+        reason=reason,
+    )

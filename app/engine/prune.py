@@ -1,0 +1,108 @@
+"""Tier 2: cut bulky content of older messages to a marked head/tail excerpt.
+
+Bulky means a single text over PRUNE_MIN_CHARS: a tool result, a text block, or a string
+argument of a tool call (file bodies of `write_file`/`create_file`, patches). Identifiers,
+paths and the shape of every block stay, so tool pairing and the story of the turn survive.
+Text *slots* (addressable strings inside a message) are shared with tier 4 (truncate.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from app.engine.types import Message
+from app.engine.units import rebuild
+from app.tokens.base import TokenCounter
+
+# The design notes (seed 000) prune tool results and text blocks over 2,000 characters and
+# keep a 200-character head; we keep a longer head plus a tail, where errors usually are.
+PRUNE_MIN_CHARS = 2_000
+PRUNE_HEAD_CHARS = 600
+PRUNE_TAIL_CHARS = 300
+
+Slot = tuple[Any, ...]
+
+
+def text_slots(message: Message) -> list[tuple[Slot, str]]:
+    """Every replaceable string in a message, with its current text."""
+    slots: list[tuple[Slot, str]] = []
+    content = message.content
+    if isinstance(content, str):
+        slots.append((("content",), content))
+    else:
+        for i, block in enumerate(content):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                slots.append((("text", i), block["text"]))
+            elif kind == "tool_result":
+                nested = block.get("content")
+                if isinstance(nested, str):
+                    slots.append((("result", i), nested))
+                elif isinstance(nested, list):
+                    for j, inner in enumerate(nested):
+                        if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
+                            slots.append((("result_text", i, j), inner["text"]))
+            elif kind == "tool_use" and isinstance(block.get("input"), Mapping):
+                for key, value in block["input"].items():
+                    if isinstance(value, str):
+                        slots.append((("input", i, key), value))
+    for i, call in enumerate(message.tool_calls or ()):
+        for key, value in _arguments(call).items():
+            if isinstance(value, str):
+                slots.append((("arg", i, key), value))
+    return slots
+
+
+def _arguments(call: Mapping[str, Any]) -> dict[str, Any]:
+    function = call.get("function")
+    if not isinstance(function, Mapping):
+        return {}
+    try:
+        parsed = json.loads(str(function.get("arguments", "")))
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def replace_slots(message: Message, texts: Mapping[Slot, str], counter: TokenCounter) -> Message:
+    """A new message with the given slots replaced, tokens re-counted (input untouched)."""
+    content: Any = copy.deepcopy(message.content)
+    calls = [copy.deepcopy(dict(c)) for c in message.tool_calls or ()]
+    for slot, text in texts.items():
+        kind = slot[0]
+        if kind == "content":
+            content = text
+        elif kind in ("text", "result"):
+            content[slot[1]]["text" if kind == "text" else "content"] = text
+        elif kind == "result_text":
+            content[slot[1]]["content"][slot[2]]["text"] = text
+        elif kind == "input":
+            content[slot[1]]["input"][slot[2]] = text
+        elif kind == "arg":
+            arguments = _arguments(calls[slot[1]])
+            arguments[slot[2]] = text
+            function = dict(calls[slot[1]]["function"])
+            function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+            calls[slot[1]]["function"] = function
+    return rebuild(message, counter, content, calls)
+
+
+def excerpt(text: str) -> str:
+    """Head and tail of `text` around a marker saying how much was cut."""
+    cut = len(text) - PRUNE_HEAD_CHARS - PRUNE_TAIL_CHARS
+    head, tail = text[:PRUNE_HEAD_CHARS], text[len(text) - PRUNE_TAIL_CHARS :]
+    return f"{head}\n…[pruned {cut:,} chars]…\n{tail}"
+
+
+def prune_message(message: Message, counter: TokenCounter) -> Message | None:
+    """The message with its bulky texts excerpted, or None when nothing bulky would shrink."""
+    texts = {
+        slot: excerpt(text) for slot, text in text_slots(message) if len(text) > PRUNE_MIN_CHARS
+    }
+    if not texts:
+        return None
+    pruned = replace_slots(message, texts, counter)
+    return pruned if pruned.tokens < message.tokens else None

@@ -1,0 +1,223 @@
+"""Validate incoming messages and tool definitions in Anthropic or OpenAI shape, losslessly.
+
+A client posts exactly what it sends its provider; what it posts is what is stored. So
+validation only rejects what no provider would accept (and what would break tool-call
+pairing later), and never rewrites content: unknown block types pass through untouched,
+and provider-specific top-level keys (`refusal`, `audio`, `cache_control`, …) are kept in
+`metadata["extra"]`. The one default: an assistant message carrying `tool_calls` may have
+null content, stored as "".
+
+Every error is an `InvalidMessage` (or `InvalidTools`) whose details carry the message
+index, a JSON path such as `messages[3].content[1].tool_use_id`, and the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn, cast
+
+from app.core.errors import InvalidMessage, InvalidTools
+from app.engine.types import Block, Content, Role
+
+ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
+KNOWN_KEYS = frozenset(
+    {"role", "content", "name", "tool_calls", "tool_call_id", "metadata", "client_id"}
+)
+EXTRA_KEY = "extra"
+# client_id is an idempotency key stored in an indexed column: keep it short.
+MAX_CLIENT_ID_LENGTH = 256
+# Block types that may only appear in one direction of the conversation.
+_FORBIDDEN_BLOCKS: dict[str, frozenset[str]] = {
+    "assistant": frozenset({"tool_result"}),
+    "user": frozenset({"tool_use"}),
+}
+
+
+@dataclass(frozen=True)
+class NormalizedMessage:
+    role: Role
+    content: Content
+    name: str | None
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    metadata: dict[str, Any]
+    client_id: str | None
+
+
+def _fail(index: int, path: str, reason: str) -> NoReturn:
+    raise InvalidMessage(f"{path}: {reason}", {"index": index, "path": path, "reason": reason})
+
+
+def _optional_str(raw: Mapping[str, Any], key: str, index: int, base: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        _fail(index, f"{base}.{key}", "must be a non-empty string")
+    return value
+
+
+def normalize_message(raw: Mapping[str, Any], index: int = 0) -> NormalizedMessage:
+    """Validate one posted message; raise InvalidMessage with its path on the first problem."""
+    base = f"messages[{index}]"
+    if not isinstance(raw, Mapping):
+        _fail(index, base, "a message must be a JSON object")
+    role = raw.get("role")
+    if role not in ROLES:
+        _fail(index, f"{base}.role", f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    name = _optional_str(raw, "name", index, base)
+    tool_call_id = _optional_str(raw, "tool_call_id", index, base)
+    client_id = _optional_str(raw, "client_id", index, base)
+    if client_id is not None and len(client_id) > MAX_CLIENT_ID_LENGTH:
+        _fail(index, f"{base}.client_id", f"longer than {MAX_CLIENT_ID_LENGTH} characters")
+    if role == "tool" and tool_call_id is None:
+        _fail(index, f"{base}.tool_call_id", "a tool message needs the tool_call_id it answers")
+    if role != "tool" and tool_call_id is not None:
+        _fail(index, f"{base}.tool_call_id", "only tool messages carry a tool_call_id")
+    tool_calls = _tool_calls(raw.get("tool_calls"), role, index, base)
+    content = _content(raw.get("content"), role, bool(tool_calls), index, base)
+    return NormalizedMessage(
+        role=cast(Role, role),
+        content=content,
+        name=name,
+        tool_calls=tool_calls,
+        tool_call_id=tool_call_id,
+        metadata=_metadata(raw, index, base),
+        client_id=client_id,
+    )
+
+
+def _metadata(raw: Mapping[str, Any], index: int, base: str) -> dict[str, Any]:
+    metadata = raw.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        _fail(index, f"{base}.metadata", "metadata must be an object")
+    extra = {key: value for key, value in raw.items() if key not in KNOWN_KEYS}
+    if not extra:
+        return metadata
+    if EXTRA_KEY in metadata:
+        _fail(
+            index,
+            f"{base}.metadata.{EXTRA_KEY}",
+            f"reserved for the message's provider-specific keys ({', '.join(sorted(extra))})",
+        )
+    return {**metadata, EXTRA_KEY: extra}
+
+
+def _tool_calls(value: Any, role: str, index: int, base: str) -> list[dict[str, Any]] | None:
+    if value is None:
+        return None
+    path = f"{base}.tool_calls"
+    if role != "assistant":
+        _fail(index, path, "only assistant messages carry tool_calls")
+    if not isinstance(value, list):
+        _fail(index, path, "tool_calls must be a list")
+    for position, call in enumerate(value):
+        call_path = f"{path}[{position}]"
+        if not isinstance(call, dict):
+            _fail(index, call_path, "a tool call must be an object")
+        if not isinstance(call.get("id"), str) or not call["id"]:
+            _fail(index, f"{call_path}.id", "a tool call needs a non-empty string id")
+        if call.get("type", "function") != "function":
+            continue  # other call types (e.g. "custom") are kept as posted
+        function = call.get("function")
+        if not isinstance(function, dict):
+            _fail(index, f"{call_path}.function", "must be an object with name and arguments")
+        if not isinstance(function.get("name"), str) or not function["name"]:
+            _fail(index, f"{call_path}.function.name", "must be a non-empty string")
+        if not isinstance(function.get("arguments"), str):
+            _fail(index, f"{call_path}.function.arguments", "must be a string (JSON text)")
+    return value
+
+
+def _content(value: Any, role: str, has_tool_calls: bool, index: int, base: str) -> Content:
+    path = f"{base}.content"
+    if value is None:
+        if role == "assistant" and has_tool_calls:
+            return ""
+        _fail(index, path, "content is required (a string or a list of content blocks)")
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        _fail(index, path, f"content must be a string or a list, got {type(value).__name__}")
+    forbidden = _FORBIDDEN_BLOCKS.get(role, frozenset())
+    for position, block in enumerate(value):
+        block_path = f"{path}[{position}]"
+        _check_block(block, index, block_path)
+        kind = block["type"]
+        if kind in forbidden:
+            _fail(index, f"{block_path}.type", f"{kind} blocks cannot appear in a {role} message")
+        if role == "system" and kind != "text":
+            _fail(index, f"{block_path}.type", "system messages may only hold text blocks")
+    return cast(list[Block], value)
+
+
+def _check_block(block: Any, index: int, path: str) -> None:
+    if not isinstance(block, dict):
+        _fail(index, path, "a content block must be an object")
+    kind = block.get("type")
+    if not isinstance(kind, str) or not kind:
+        _fail(index, f"{path}.type", "a content block needs a string type")
+    if kind == "text" and not isinstance(block.get("text"), str):
+        _fail(index, f"{path}.text", "a text block needs a string text")
+    elif kind == "tool_use":
+        for key in ("id", "name"):
+            if not isinstance(block.get(key), str) or not block[key]:
+                _fail(index, f"{path}.{key}", f"a tool_use block needs a non-empty string {key}")
+        if not isinstance(block.get("input"), dict):
+            _fail(index, f"{path}.input", "a tool_use block needs an object input")
+    elif kind == "tool_result":
+        if not isinstance(block.get("tool_use_id"), str) or not block["tool_use_id"]:
+            _fail(index, f"{path}.tool_use_id", "a tool_result block needs its tool_use_id")
+        nested = block.get("content")
+        if isinstance(nested, list):
+            for position, inner in enumerate(nested):
+                _check_block(inner, index, f"{path}.content[{position}]")
+        elif nested is not None and not isinstance(nested, str):
+            _fail(index, f"{path}.content", "tool_result content must be a string or a list")
+
+
+def validate_tools(tools: Any) -> list[dict[str, Any]]:
+    """Check Anthropic or OpenAI tool definitions; return them unchanged."""
+    if not isinstance(tools, list):
+        raise InvalidTools("tools must be a list", {"path": "tools", "reason": "not a list"})
+    seen: set[str] = set()
+    for position, tool in enumerate(tools):
+        name = _tool_name(tool, f"tools[{position}]", position)
+        if name in seen:
+            _fail_tool(position, f"tools[{position}].name", f"duplicate tool name {name!r}")
+        seen.add(name)
+    return tools
+
+
+def _tool_name(tool: Any, path: str, position: int) -> str:
+    if not isinstance(tool, dict):
+        _fail_tool(position, path, "a tool definition must be an object")
+    kind = tool.get("type")
+    if kind == "function" and "function" in tool:  # OpenAI Chat Completions
+        function = tool["function"]
+        if not isinstance(function, dict):
+            _fail_tool(position, f"{path}.function", "must be an object")
+        _require_name(function, f"{path}.function", position)
+        if "parameters" in function and not isinstance(function["parameters"], dict):
+            _fail_tool(position, f"{path}.function.parameters", "must be a JSON schema object")
+        return str(function["name"])
+    _require_name(tool, path, position)
+    if kind is None or kind == "custom":  # Anthropic client tool
+        if not isinstance(tool.get("input_schema"), dict):
+            _fail_tool(position, f"{path}.input_schema", "must be a JSON schema object")
+    elif not isinstance(kind, str):
+        _fail_tool(position, f"{path}.type", "must be a string")
+    # Anything else is a provider server tool ({"type": "web_search_20250305", ...}): kept.
+    return str(tool["name"])
+
+
+def _require_name(holder: dict[str, Any], path: str, position: int) -> None:
+    if not isinstance(holder.get("name"), str) or not holder["name"]:
+        _fail_tool(position, f"{path}.name", "a tool needs a non-empty string name")
+    if "description" in holder and not isinstance(holder["description"], str):
+        _fail_tool(position, f"{path}.description", "must be a string")
+
+
+def _fail_tool(position: int, path: str, reason: str) -> NoReturn:
+    raise InvalidTools(f"{path}: {reason}", {"index": position, "path": path, "reason": reason})

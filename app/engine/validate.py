@@ -1,0 +1,147 @@
+"""The last gate: every rendered context is checked against what the provider accepts.
+
+A violation here is a bug in the engine, never the user's fault: `check` raises
+`ContextInvariantError` (a 500 with a log line beats a 400 from the provider later).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.engine.render import Format, Rendered
+
+Wire = Sequence[Mapping[str, Any]]
+
+
+class ContextInvariantError(RuntimeError):
+    """The engine produced a context a provider would reject."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("; ".join(violations))
+        self.violations = violations
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+
+
+def _ids(message: Mapping[str, Any], kind: str, key: str) -> list[str]:
+    return [str(b.get(key)) for b in _blocks(message) if b.get("type") == kind]
+
+
+def _empty(content: Any) -> bool:
+    if content is None:
+        return True
+    if isinstance(content, str):
+        return not content.strip()
+    if isinstance(content, list):
+        return not content or any(
+            isinstance(b, Mapping)
+            and b.get("type") == "text"
+            and not str(b.get("text", "")).strip()
+            for b in content
+        )
+    return False
+
+
+def validate_anthropic(messages: Wire) -> list[str]:
+    problems: list[str] = []
+    if messages and messages[0].get("role") != "user":
+        problems.append("first message is not user")
+    seen_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            problems.append(f"message {index}: role {role!r} not allowed")
+        if index and messages[index - 1].get("role") == role:
+            problems.append(f"message {index}: roles do not alternate")
+        if _empty(message.get("content")):
+            problems.append(f"message {index}: empty content or empty text block")
+        calls = _ids(message, "tool_use", "id")
+        if role != "assistant" and calls:
+            problems.append(f"message {index}: tool_use outside an assistant message")
+        if seen_calls & set(calls):
+            problems.append(f"message {index}: tool_use id issued twice")
+        seen_calls |= set(calls)
+        results = _ids(message, "tool_result", "tool_use_id")
+        previous = _ids(messages[index - 1], "tool_use", "id") if index else []
+        for result in results:
+            if result not in previous:
+                problems.append(f"message {index}: tool_result {result} without its tool_use")
+        if calls and index + 1 < len(messages):
+            answered = set(_ids(messages[index + 1], "tool_result", "tool_use_id"))
+            for call in calls:
+                if call not in answered:
+                    problems.append(f"message {index}: tool_use {call} not answered next")
+    return problems
+
+
+def validate_openai(messages: Wire) -> list[str]:
+    problems: list[str] = []
+    open_calls: set[str] | None = None  # calls of the assistant message the tool run answers
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system" and index:
+            problems.append(f"message {index}: system message after index 0")
+        if role not in ("system", "user", "assistant", "tool"):
+            problems.append(f"message {index}: role {role!r} not allowed")
+        if role == "tool":
+            call = str(message.get("tool_call_id"))
+            if open_calls is None or call not in open_calls:
+                problems.append(f"message {index}: tool result {call} without its call")
+            else:
+                open_calls.discard(call)
+        else:
+            if open_calls:
+                problems.append(f"message {index}: calls {sorted(open_calls)} not answered")
+            open_calls = None
+        calls = [str(c.get("id")) for c in message.get("tool_calls") or ()]
+        if calls:
+            open_calls = set(calls)
+        if _empty(message.get("content")) and not calls:
+            problems.append(f"message {index}: empty message")
+    return problems  # calls still open at the end: the newest, pending call
+
+
+def validate_raw(messages: Wire) -> list[str]:
+    problems: list[str] = []
+    issued: set[str] = set()
+    answered: set[str] = set()
+    for index, message in enumerate(messages):
+        results = _ids(message, "tool_result", "tool_use_id")
+        if message.get("tool_call_id"):
+            results.append(str(message["tool_call_id"]))
+        for result in results:
+            if result not in issued:
+                problems.append(f"message {index}: tool result {result} without its call")
+            answered.add(result)
+        calls = _ids(message, "tool_use", "id") + [
+            str(c.get("id")) for c in message.get("tool_calls") or ()
+        ]
+        if calls and index == len(messages) - 1:
+            answered |= set(calls)  # the newest, pending call
+        issued |= set(calls)
+    if issued - answered:
+        problems.append(f"calls without a result: {sorted(issued - answered)}")
+    return problems
+
+
+def violations(rendered: Rendered, fmt: Format) -> list[str]:
+    if fmt == "anthropic":
+        return validate_anthropic(rendered.messages)
+    if fmt == "openai":
+        problems = validate_openai(rendered.messages)
+        if rendered.system is not None:
+            problems.append("openai output has a top-level system")
+        if sum(m.get("role") == "system" for m in rendered.messages) > 1:
+            problems.append("more than one system message")
+        return problems
+    return validate_raw(rendered.messages)
+
+
+def check(rendered: Rendered, fmt: Format) -> None:
+    problems = violations(rendered, fmt)
+    if problems:
+        raise ContextInvariantError(problems)

@@ -1,0 +1,134 @@
+"""The application factory: settings → engine, keys, registry, middleware, handlers, routes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.api.routes import context, health, messages, sessions, summarize, tokens
+from app.core.db import create_engine, create_sessionmaker
+from app.core.errors import FoldwiseError
+from app.core.logging import get_logger
+from app.core.metrics import MetricsMiddleware
+from app.core.security import BodySizeLimitMiddleware, KeyRing
+from app.core.settings import Settings, get_settings
+from app.tokens.registry import load_registry
+
+log = get_logger("foldwise")
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def _json_safe(value: Any) -> Any:
+    """Pydantic error payloads may hold exceptions, bytes or NaN: make them plain JSON."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _envelope(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
+    body = {"error": {"code": code, "message": message, "details": details}}
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _foldwise_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, FoldwiseError)
+    return _envelope(exc.status_code, exc.code, exc.message, _json_safe(exc.details))
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {key: err[key] for key in ("type", "loc", "msg", "input", "ctx") if key in err}
+        for err in exc.errors()
+    ]
+    first = errors[0] if errors else {}
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    message = f"{where}: {first.get('msg', 'invalid request')}" if where else "invalid request"
+    return _envelope(422, "validation_error", message, _json_safe(errors))
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    return _envelope(exc.status_code, code, str(exc.detail))
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the service for `settings` (default: environment / .env)."""
+    settings = settings or get_settings()
+    keyring = KeyRing.from_config(settings.api_keys.get_secret_value())
+    registry = load_registry(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url)
+        app.state.engine = engine
+        app.state.sessionmaker = create_sessionmaker(engine)
+        if keyring.is_open:
+            log.warning(
+                "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
+            )
+        try:
+            yield
+        finally:
+            await engine.dispose()
+
+    app = FastAPI(
+        title="Foldwise",
+        version="0.1.0",
+        summary="Keeps long LLM conversations inside the model's context window.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.keyring = keyring
+    app.state.registry = registry
+
+    app.add_exception_handler(FoldwiseError, _foldwise_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+
+    # Added innermost first: metrics wrap CORS, which wraps the body limit, so a 413
+    # still carries CORS headers and is counted.
+    app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type"],
+            max_age=600,
+        )
+    app.add_middleware(MetricsMiddleware)
+
+    for module in (health, sessions, messages, tokens, context, summarize):
+        app.include_router(module.router)
+    return app
+
+
+__all__ = ["create_app"]

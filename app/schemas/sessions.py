@@ -1,0 +1,77 @@
+"""Session wire models: SessionCreate / SessionUpdate / SessionRead / SessionPage."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.settings import Strategy, SummaryPlacement
+from app.schemas.common import SummaryState
+
+# Client-chosen ids end up in URLs: keep them path-safe.
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"
+
+
+class SessionSettings(BaseModel):
+    """Per-session overrides of ContextDefaults (SPEC §10 settings keys); all optional.
+
+    The fields and bounds mirror app.core.settings.ContextDefaults (a unit test keeps the
+    key sets equal). Unknown keys are rejected so a typo does not silently do nothing.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float | None = Field(None, gt=0, le=1)
+    reserved_output_tokens: int | None = Field(None, ge=0)
+    keep_recent: int | None = Field(None, ge=0)
+    pin_first_message: bool | None = None
+    summary_placement: SummaryPlacement | None = None
+    strategy: Strategy | None = None
+    max_summary_tokens: int | None = Field(None, ge=50)
+    fold_target: float | None = Field(None, gt=0, le=1)
+
+
+class SessionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(None, pattern=SESSION_ID_PATTERN, description="Default: a UUID.")
+    model: str | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
+    system_prompt: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    settings: SessionSettings = Field(default_factory=SessionSettings)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class SessionUpdate(BaseModel):
+    """Only the fields present change. `settings` merges key by key (a key set to null
+    drops that override); `metadata` replaces the whole object; null clears
+    `system_prompt` / `tools`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    system_prompt: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    settings: SessionSettings | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class SessionRead(BaseModel):
+    id: str
+    model: str
+    system_prompt: str | None
+    tools: list[dict[str, Any]] | None
+    settings: dict[str, Any]
+    metadata: dict[str, Any]
+    message_count: int
+    total_tokens: int
+    summary: SummaryState | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionPage(BaseModel):
+    sessions: list[SessionRead]
+    next_cursor: str | None

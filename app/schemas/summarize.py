@@ -1,0 +1,31 @@
+"""Wire models of POST /summarize-context (SPEC §3, §9)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SummarizeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[dict[str, Any]] = Field(max_length=10_000)
+    previous_summary: str | None = None
+    strategy: Literal["auto", "rule", "llm", "hybrid"] | None = Field(
+        None, description="Default: FOLDWISE_STRATEGY (auto: llm with a key, else rule)."
+    )
+    max_summary_tokens: int | None = Field(
+        None, ge=50, le=100_000, description="Default: FOLDWISE_MAX_SUMMARY_TOKENS."
+    )
+    instructions: str | None = Field(None, description="What the summary must keep (a focus).")
+
+
+class SummarizeResponse(BaseModel):
+    summary: str
+    summary_tokens: int
+    strategy: str = Field(description="What actually wrote the summary: rule, llm or hybrid.")
+    fallback: str | None = Field(description="Why the LLM was not used, or null.")
+    input_messages: int
+    input_tokens: int
+    cached: bool

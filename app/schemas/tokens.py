@@ -1,0 +1,46 @@
+"""Wire models of POST /count-tokens and GET /models."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class CountTokensRequest(BaseModel):
+    """Exactly one of `text` or `messages`; `tools` may accompany `messages`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = None
+    messages: list[dict[str, Any]] | None = Field(None, max_length=10_000)
+    tools: list[dict[str, Any]] | None = None
+    model: str | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
+
+    @model_validator(mode="after")
+    def _one_input(self) -> Self:
+        if (self.text is None) == (self.messages is None):
+            raise ValueError("give exactly one of 'text' or 'messages'")
+        return self
+
+
+class CountTokensResponse(BaseModel):
+    tokens: int
+    encoding: str
+    exact: bool
+    model: str
+
+
+class ModelRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    provider: str
+    context_window: int
+    max_output_tokens: int
+    encoding: str
+    exact: bool
+
+
+class ModelList(BaseModel):
+    models: list[ModelRead]

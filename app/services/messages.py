@@ -1,0 +1,137 @@
+"""Appending and paging messages.
+
+An append is one transaction: validate every message first (one bad message → nothing
+stored), lock the session row, resolve client ids already stored (retries), then insert
+the new ones with consecutive seqs and bump the session's counter. Tokens are counted
+here, once, with the session model's counter; assembly later only sums them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.errors import UnknownModel
+from app.core.metrics import MESSAGES_APPENDED
+from app.core.settings import Settings
+from app.engine.shapes import NormalizedMessage, normalize_message
+from app.models import Message, Session
+from app.models.base import utcnow
+from app.models.message import new_id
+from app.repositories import MessageRepository, SessionRepository
+from app.schemas.messages import AppendedMessage, AppendResult, MessagePage, MessageRead
+from app.tokens.counter import TiktokenCounter, counter_for
+from app.tokens.registry import ModelRegistry
+
+
+def message_read(row: Message) -> MessageRead:
+    return MessageRead(
+        id=row.id,
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        name=row.name,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+        metadata=dict(row.meta or {}),
+        token_count=row.token_count,
+        client_id=row.client_id,
+        created_at=row.created_at,
+    )
+
+
+def _appended(row: Message, *, duplicate: bool) -> AppendedMessage:
+    return AppendedMessage(
+        id=row.id,
+        seq=row.seq,
+        token_count=row.token_count,
+        created_at=row.created_at,
+        client_id=row.client_id,
+        duplicate=duplicate,
+    )
+
+
+class MessageService:
+    def __init__(
+        self, db: AsyncSession, tenant: str, settings: Settings, registry: ModelRegistry
+    ) -> None:
+        self.sessions = SessionRepository(db, tenant)
+        self.messages = MessageRepository(db)
+        self.settings = settings
+        self.registry = registry
+
+    def _counter(self, session: Session) -> TiktokenCounter:
+        try:
+            info = self.registry.get(session.model)
+        except UnknownModel:
+            # The registry may have been reconfigured since the session was created.
+            info = self.registry.get(self.settings.default_model)
+        return counter_for(info)
+
+    async def append(self, session_id: str, raw: Sequence[Mapping[str, Any]]) -> AppendResult:
+        session = await self.sessions.get_or_raise(session_id)
+        normalized = [normalize_message(item, index) for index, item in enumerate(raw)]
+        counter = self._counter(session)
+        last_seq = await self.sessions.lock_for_append(session)
+        stored = await self.messages.by_client_ids(
+            session.pk, (m.client_id for m in normalized if m.client_id)
+        )
+        results: list[AppendedMessage] = []
+        new_rows: list[Message] = []
+        now = utcnow()
+        for message in normalized:
+            known = stored.get(message.client_id) if message.client_id else None
+            if known is not None:
+                results.append(_appended(known, duplicate=True))
+                continue
+            row = self._new_row(session, message, last_seq + len(new_rows) + 1, counter, now)
+            new_rows.append(row)
+            if message.client_id:
+                stored[message.client_id] = row
+            results.append(_appended(row, duplicate=False))
+        if new_rows:
+            await self.messages.add_all(new_rows)
+            await self.sessions.advance_seq(session, len(new_rows))
+            MESSAGES_APPENDED.inc(len(new_rows))
+        return AppendResult(messages=results)
+
+    @staticmethod
+    def _new_row(
+        session: Session,
+        message: NormalizedMessage,
+        seq: int,
+        counter: TiktokenCounter,
+        now: datetime,
+    ) -> Message:
+        tool_calls = [dict(call) for call in message.tool_calls] if message.tool_calls else None
+        return Message(
+            id=new_id(),
+            session_id=session.pk,
+            seq=seq,
+            role=message.role,
+            content=message.content,
+            name=message.name,
+            tool_calls=tool_calls,
+            tool_call_id=message.tool_call_id,
+            meta=dict(message.metadata or {}),
+            token_count=counter.count_message(
+                role=message.role,
+                content=message.content,
+                name=message.name,
+                tool_calls=tool_calls,
+                tool_call_id=message.tool_call_id,
+            ),
+            client_id=message.client_id,
+            created_at=now,
+        )
+
+    async def page(self, session_id: str, *, after_seq: int, limit: int) -> MessagePage:
+        session = await self.sessions.get_or_raise(session_id)
+        rows = await self.messages.list_after(session.pk, after_seq=after_seq, limit=limit + 1)
+        has_more = len(rows) > limit
+        rows = rows[:limit]
+        next_after_seq = rows[-1].seq if has_more and rows else None
+        return MessagePage(messages=[message_read(r) for r in rows], next_after_seq=next_after_seq)

@@ -1,0 +1,80 @@
+"""Content-hash cache around a summarizer: the same input is never summarized twice.
+
+Key = sha256 over (strategy, model, prompt version, previous summary, messages as canonical
+JSON, focus, max_summary_tokens). Message ids, seqs and stored token counts are left out on
+purpose: the same conversation posted twice (or to two sessions) is the same input.
+Only successful `llm` / `hybrid` results are stored; a fallback is retried next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.engine.types import Message
+from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
+from app.summarizers.prompts import PROMPT_VERSION
+
+CACHEABLE_METHODS = ("llm", "hybrid")
+
+
+def canonical_messages(messages: Sequence[Message]) -> list[dict[str, object]]:
+    return [
+        {
+            "role": m.role,
+            "content": m.content,
+            "name": m.name,
+            "tool_calls": [dict(c) for c in m.tool_calls or ()],
+            "tool_call_id": m.tool_call_id,
+        }
+        for m in messages
+    ]
+
+
+def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
+    payload = {
+        "strategy": strategy,
+        "model": model,
+        "prompt": PROMPT_VERSION,
+        "previous": request.previous_summary,
+        "messages": canonical_messages(request.messages),
+        "focus": request.focus,
+        "max_summary_tokens": request.max_summary_tokens,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class InMemorySummaryCache:
+    """Process-local cache for tests and stateless use; the database one is shared."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, SummaryResult] = {}
+
+    async def get(self, key: str) -> SummaryResult | None:
+        return self.entries.get(key)
+
+    async def put(self, key: str, result: SummaryResult) -> None:
+        self.entries.setdefault(key, result)
+
+
+class CachingSummarizer:
+    def __init__(
+        self, inner: Summarizer, cache: SummaryCache, *, strategy: str, model: str | None
+    ) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.strategy = strategy
+        self.model = model
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        key = cache_key(self.strategy, self.model, request)
+        hit = await self.cache.get(key)
+        if hit is not None:
+            return replace(hit, cached=True)
+        result = await self.inner.summarize(request)
+        if result.method in CACHEABLE_METHODS:
+            await self.cache.put(key, result)
+        return result

@@ -1,0 +1,94 @@
+"""Pick the summarizer for a strategy, and name what actually answered (SPEC §9, §10).
+
+- `auto` → `llm` when ANTHROPIC_API_KEY is set, else `rule` (method "rule", and the response's
+  `fallback` says "no ANTHROPIC_API_KEY configured" so a user sees why the LLM was not used).
+- `llm` / `hybrid` without a key → the rule summarizer, method "fallback" (the LLM was asked
+  for and the rule summarizer answered), with the same reason.
+- `rule` → the rule summarizer, no fallback note.
+
+Fallback upgrade (SPEC §10): a stored summary with method "fallback" needs nothing special. The
+next fold that reaches the LLM receives it as its previous summary (`needs_upgrade` tells the
+context service it should fold again when it can), and its result, method "llm", replaces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import anthropic
+
+from app.core.settings import Settings
+from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
+from app.summarizers.cache import CachingSummarizer
+from app.summarizers.hybrid import HybridSummarizer
+from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.rule import RuleSummarizer
+from app.tokens.base import TokenCounter
+
+NO_KEY = "no ANTHROPIC_API_KEY configured"
+STRATEGIES = ("auto", "rule", "llm", "hybrid")
+
+
+def has_llm(settings: Settings) -> bool:
+    key = settings.anthropic_api_key
+    return key is not None and bool(key.get_secret_value().strip())
+
+
+def resolve_strategy(strategy: str | None, settings: Settings) -> str:
+    """`auto` (or None: the configured default) made concrete."""
+    chosen = strategy or settings.strategy
+    if chosen not in STRATEGIES:
+        raise ValueError(f"unknown strategy {chosen!r}; expected one of {', '.join(STRATEGIES)}")
+    if chosen == "auto":
+        return "llm" if has_llm(settings) else "rule"
+    return chosen
+
+
+class _WithoutKey:
+    """The rule summarizer standing in for an LLM strategy that has no key to run with."""
+
+    def __init__(self, rule: RuleSummarizer, method: Method) -> None:
+        self.rule = rule
+        self.method = method
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        result = await self.rule.summarize(request)
+        return replace(result, method=self.method, fallback=NO_KEY)
+
+
+def build_summarizer(
+    strategy: str | None,
+    *,
+    settings: Settings,
+    counter: TokenCounter,
+    cache: SummaryCache | None = None,
+    client: anthropic.AsyncAnthropic | None = None,
+) -> Summarizer:
+    """The summarizer for `strategy`; `client` lets callers share (or fake) the SDK client."""
+    requested = strategy or settings.strategy
+    concrete = resolve_strategy(requested, settings)
+    rule = RuleSummarizer(counter)
+    if concrete == "rule":
+        return _WithoutKey(rule, "rule") if requested == "auto" else rule
+    if not has_llm(settings):
+        return _WithoutKey(rule, "fallback")
+    llm = AnthropicSummarizer(settings=settings, counter=counter, client=client)
+    summarizer: Summarizer = llm if concrete == "llm" else HybridSummarizer(llm, counter)
+    if cache is not None:
+        summarizer = CachingSummarizer(summarizer, cache, strategy=concrete, model=llm.model)
+    return summarizer
+
+
+def describe_fallback(result: SummaryResult) -> str | None:
+    """Why the LLM was not used, or None when it was (or was never wanted)."""
+    return result.fallback
+
+
+def strategy_used(result: SummaryResult) -> str:
+    """What actually wrote the summary: `rule` for rule and fallback results."""
+    return "rule" if result.method in ("rule", "fallback") else result.method
+
+
+def needs_upgrade(previous_method: str | None, settings: Settings) -> bool:
+    """A stored fallback summary should be re-folded by the LLM once one is configured."""
+    return previous_method == "fallback" and has_llm(settings)

@@ -1,0 +1,168 @@
+"""`llm`: fold with an Anthropic model; on any failure the rule summarizer answers instead.
+
+The whole fold — every chunk, every SDK retry, every `retry-after` wait — runs under one
+deadline (`summary_timeout_s`, asyncio.timeout): the SDK honours `retry-after` with no upper
+bound, so its own timeout alone could stall a request for an hour. Retries are kept low
+(`summary_max_retries`). If any chunk fails, the whole request falls back to `rule` over all of
+its messages, so a result always covers exactly the messages it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+
+from app.core.settings import Settings
+from app.summarizers.base import SummaryRequest, SummaryResult
+from app.summarizers.chunking import chunk_budget, plan_chunks
+from app.summarizers.prompts import SYSTEM_PROMPT, build_prompt, render_transcript
+from app.summarizers.redact import redact
+from app.summarizers.rule import rule_summary
+from app.tokens.base import TokenCounter
+
+# Openings of replies that decline instead of summarizing.
+REFUSAL_OPENINGS = ("i can't", "i cannot", "i'm sorry", "i am sorry", "i won't", "as an ai")
+
+
+class InvalidReply(Exception):
+    """The model answered, but not with a usable summary."""
+
+
+@dataclass(slots=True)
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
+    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    return anthropic.AsyncAnthropic(
+        api_key=key,
+        base_url=settings.anthropic_base_url,
+        max_retries=settings.summary_max_retries,
+        timeout=settings.summary_timeout_s,
+    )
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, human-readable fallback reason, e.g. "anthropic 429 rate_limit_error"."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "anthropic request timed out"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return "anthropic connection error"
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        kind = error.get("type") if isinstance(error, dict) else None
+        return f"anthropic {exc.status_code} {kind or 'error'}"
+    if isinstance(exc, InvalidReply):
+        return f"invalid reply: {exc}"
+    return f"malformed response ({type(exc).__name__})"
+
+
+class AnthropicSummarizer:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        counter: TokenCounter,
+        client: anthropic.AsyncAnthropic | None = None,
+        model: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.counter = counter
+        self.client = client or make_client(settings)
+        self.model = model or settings.summary_model
+        self.deadline = settings.summary_timeout_s
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        if not request.messages:  # nothing new to read: re-fit the previous summary, no call
+            text = rule_summary(
+                [], request.previous_summary, request.max_summary_tokens, self.counter
+            )
+            return SummaryResult(text=text, tokens=self.counter.count_text(text), method="rule")
+        usage = Usage()
+        try:
+            async with asyncio.timeout(self.deadline):
+                text = await self._fold(request, usage)
+        except TimeoutError:
+            return self._fallback(request, f"timeout after {self.deadline}s", usage)
+        except Exception as exc:  # every failure class becomes a fallback, never an error
+            return self._fallback(request, describe_error(exc), usage)
+        text = self._fit(text, request.max_summary_tokens)
+        return SummaryResult(
+            text=text,
+            tokens=self.counter.count_text(text),
+            method="llm",
+            model=self.model,
+            tokens_in=usage.tokens_in,
+            tokens_out=usage.tokens_out,
+        )
+
+    async def _fold(self, request: SummaryRequest, usage: Usage) -> str:
+        budget = chunk_budget(self.settings.summary_input_tokens, request.max_summary_tokens)
+        summary = redact(request.previous_summary) if request.previous_summary else None
+        chunks = plan_chunks(request.messages, budget, self.counter) or [[]]
+        for chunk in chunks:
+            transcript = redact(render_transcript(chunk))
+            summary = await self._call(summary, transcript, request, usage)
+        assert summary is not None
+        return summary
+
+    async def _call(
+        self, previous: str | None, transcript: str, request: SummaryRequest, usage: Usage
+    ) -> str:
+        focus = redact(request.focus) if request.focus else None
+        prompt = build_prompt(previous, transcript, focus, request.max_summary_tokens)
+        response = await self.client.messages.create(
+            model=self.model,
+            max_tokens=request.max_summary_tokens,
+            system=SYSTEM_PROMPT,
+            messages=[{"role": "user", "content": prompt}],
+        )
+        usage.tokens_in += response.usage.input_tokens
+        usage.tokens_out += response.usage.output_tokens
+        input_tokens = self.counter.count_text(previous or "") + self.counter.count_text(transcript)
+        return self._validate(response, input_tokens)
+
+    def _validate(self, response: Any, input_tokens: int) -> str:
+        if response.stop_reason == "refusal":
+            raise InvalidReply("model refused")
+        texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
+        if not texts:
+            raise InvalidReply("no text in reply")
+        text = redact("\n".join(texts).strip())
+        if not text:
+            raise InvalidReply("empty reply")
+        if text.lower().startswith(REFUSAL_OPENINGS):
+            raise InvalidReply("not a summary")
+        tokens = self.counter.count_text(text)
+        if tokens > input_tokens:
+            raise InvalidReply(f"reply longer than its input ({tokens} > {input_tokens} tokens)")
+        return text
+
+    def _fit(self, text: str, budget: int) -> str:
+        """Over budget (tokenizers differ): re-compress deterministically with the rule merger."""
+        if self.counter.count_text(text) <= budget:
+            return text
+        return rule_summary([], text, budget, self.counter)
+
+    def _fallback(self, request: SummaryRequest, reason: str, usage: Usage) -> SummaryResult:
+        text = rule_summary(
+            request.messages, request.previous_summary, request.max_summary_tokens, self.counter
+        )
+        return SummaryResult(
+            text=text,
+            tokens=self.counter.count_text(text),
+            method="fallback",
+            model=self.model,
+            tokens_in=usage.tokens_in,
+            tokens_out=usage.tokens_out,
+            fallback=reason,
+        )

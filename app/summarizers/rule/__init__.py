@@ -1,0 +1,53 @@
+"""`rule`: the offline, deterministic summarizer (structured extraction, merge, evict, render)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from app.engine.types import Message
+from app.summarizers.base import SummaryRequest, SummaryResult
+from app.summarizers.redact import redact
+from app.summarizers.rule.extract import extract
+from app.summarizers.rule.facts import Kind
+from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.render import fit, truncate_to_tokens
+from app.tokens.base import TokenCounter
+
+__all__ = ["RuleSummarizer", "rule_summary", "truncate_to_tokens"]
+
+
+def rule_summary(
+    messages: Sequence[Message],
+    previous: str | None,
+    budget: int,
+    counter: TokenCounter,
+    kinds: Collection[Kind] | None = None,
+) -> str:
+    """Previous summary + messages → one merged summary of at most `budget` tokens (redacted).
+
+    `kinds` keeps only those fact kinds (the hybrid summarizer keeps files, commands, errors).
+    """
+    facts = parse_summary(redact(previous) if previous else None)
+    extract(messages, facts)
+    items = [i for i in facts.items() if kinds is None or i.kind in kinds]
+    text = fit(items, budget, counter)
+    redacted = redact(text)
+    # Redaction placeholders may be longer than what they replace: re-fit if so.
+    return (
+        redacted
+        if counter.count_text(redacted) <= budget
+        else truncate_to_tokens(redacted, budget, counter)
+    )
+
+
+class RuleSummarizer:
+    """Deterministic: the same request always gives the same text."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        text = rule_summary(
+            request.messages, request.previous_summary, request.max_summary_tokens, self.counter
+        )
+        return SummaryResult(text=text, tokens=self.counter.count_text(text), method="rule")

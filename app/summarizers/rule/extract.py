@@ -1,0 +1,222 @@
+"""Walk a transcript in order and record facts: requests, constraints, decisions, tool traffic.
+
+Both message shapes are read: Anthropic (`tool_use` / `tool_result` blocks, `is_error`) and
+OpenAI (`tool_calls` on the assistant, `role: tool` with `tool_call_id`). A tool call is matched
+to its result by id; a call whose result is missing is recorded as pending.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.engine.text import content_text
+from app.engine.types import Message
+from app.summarizers.rule.facts import Facts, Item, clip
+from app.summarizers.rule.outcomes import exit_code, first_error_line
+from app.summarizers.rule.tools import ToolUse, classify_call
+
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\n+")
+_CONSTRAINT = re.compile(
+    r"(?i)\b(?:must|mustn't|don't|do not|never|always|only|make sure|ensure|without|"
+    r"shouldn't|should not|avoid|keep|stick to|not allowed|required|no longer|stop|not|no|"
+    r"need to|needs to|has to|have to|careful|rather|remember|important|circumstances)\b"
+)
+_DECISION = re.compile(
+    r"(?i)\b(?:decided|decide to|we'll use|we will use|i'll use|i will use|let's use|"
+    r"let's go with|going with|go with|instead of|switch(?:ed|ing)? to|chose|opted|"
+    r"settled on|the plan is|rather than|we'll keep|i'll keep|prefer|switch(?:ed|ing)?|"
+    r"from now on|replac(?:e|ed|ing) [^.]{1,60} with|migrat(?:e|ed|ing) [^.]{1,40} to)\b"
+)
+REQUEST_CHARS = 200
+# "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
+MIN_REQUEST_WORDS = 3
+# A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
+MAX_REQUESTS_PER_MESSAGE = 3
+TASK_CHARS = 400
+
+
+def sentences(text: str) -> list[str]:
+    prose = _FENCE.sub(" ", text)
+    return [s.strip() for s in _SENTENCE.split(prose) if len(s.strip()) > 3]
+
+
+class _Walker:
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.order = 0
+        self.calls: dict[str, ToolUse] = {}
+        self.answered_calls: set[str] = set()
+        self.last_text = {"user": -(10**9), "assistant": -(10**9)}
+        self.edits: list[tuple[int, str]] = []
+        self.last_request: str | None = None
+        self.last_action: str | None = None
+
+    def tick(self) -> int:
+        self.order += 1
+        return self.order
+
+    def user_text(self, text: str) -> None:
+        parts = sentences(text)
+        if not parts:
+            return
+        self.last_text["user"] = self.tick()
+        requests = [s for s in parts if _plain_request(s) and len(s.split()) >= MIN_REQUEST_WORDS]
+        if self.facts.get("task") is None:
+            self.facts.add(Item("task", clip(text, TASK_CHARS), self.order))
+        else:
+            for sentence in requests[:MAX_REQUESTS_PER_MESSAGE]:
+                self.facts.add(Item("request", clip(sentence, REQUEST_CHARS), self.tick()))
+        self.last_request = clip((requests or parts)[0], REQUEST_CHARS)
+        for sentence in parts:
+            if sentence.endswith("?"):
+                self.facts.add(Item("question", clip(sentence), self.tick(), status="user"))
+            elif _CONSTRAINT.search(sentence):
+                self.facts.add(Item("constraint", clip(sentence), self.tick()))
+            elif _DECISION.search(sentence):
+                self.facts.add(Item("decision", clip(sentence), self.tick()))
+        error = first_error_line(text)
+        if error:
+            self.facts.add(Item("error", error, self.tick(), "open", detail="reported by user"))
+
+    def assistant_text(self, text: str) -> None:
+        parts = sentences(text)
+        if not parts:
+            return
+        self.last_text["assistant"] = self.tick()
+        self.last_action = clip(parts[-1], REQUEST_CHARS)
+        for sentence in parts:
+            if _DECISION.search(sentence):
+                self.facts.add(Item("decision", clip(sentence), self.tick()))
+            elif sentence.endswith("?"):
+                self.facts.add(Item("question", clip(sentence), self.tick(), status="assistant"))
+
+    def call(self, use: ToolUse) -> None:
+        self.calls[use.call_id] = use
+        self.last_action = f"ran `{use.command}`" if use.command else _describe(use)
+
+    def result(self, call_id: str, name: str | None, text: str, is_error: bool) -> None:
+        known = self.calls.get(call_id)
+        # A result whose call was folded earlier: only its text can say what happened.
+        use = known or ToolUse(call_id, name or "tool", {}, (), None)
+        self.answered_calls.add(call_id)
+        order = self.tick()
+        code = exit_code(text) if use.command or known is None else None
+        looks_failed = (
+            use.command is not None
+            or is_error
+            or (code is not None and code != 0)
+            or text.lstrip()[:6].lower() == "error:"
+        )
+        error = first_error_line(text) if looks_failed else None
+        failed = (
+            is_error or (code is not None and code != 0) or (code is None and error is not None)
+        )
+        if use.command:
+            status = f"exit {code}" if code is not None else ("failed" if failed else "ok")
+            self.facts.add(Item("command", use.command, order, status))
+        if failed:
+            line = error or clip(text.strip().splitlines()[0] if text.strip() else "", 200)
+            line = line or f"{use.name} failed"
+            self.facts.add(Item("error", line, order, "open", detail=use.label))
+            return
+        self._record_files(use, order)
+        self._resolve(use.label, order)
+
+    def pending(self) -> None:
+        for call_id, use in self.calls.items():
+            if call_id not in self.answered_calls:
+                order = self.tick()
+                if use.command:
+                    self.facts.add(Item("command", use.command, order, "pending"))
+                self._record_files(use, order)
+
+    def _record_files(self, use: ToolUse, order: int) -> None:
+        for path, status in use.files:
+            self.facts.add(Item("file", path, order, status, detail=use.name))
+            if status != "read":
+                self.edits.append((order, path))
+
+    def _resolve(self, label: str, order: int) -> None:
+        for item in self.facts.open_errors(label):
+            edited = list(dict.fromkeys(p for o, p in self.edits if item.order < o < order))
+            how = f"`{label}` succeeded"
+            if edited:
+                how += " after editing " + ", ".join(f"`{p}`" for p in edited[-3:])
+            self.facts.add(replace(item, status="resolved", resolution=how, order=order))
+
+    def close_questions(self) -> None:
+        """A question is answered once the other party has spoken after it."""
+        for item in self.facts.items():
+            if item.kind == "question":
+                other = "assistant" if item.status == "user" else "user"
+                if self.last_text[other] > item.order:
+                    self.facts.remove(item)
+
+    def focus(self) -> None:
+        parts = [p for p in (self.last_request, self.last_action) if p]
+        if parts:
+            text = parts[0] if len(parts) == 1 else f"{parts[0]} (last step: {parts[1]})"
+            self.facts.add(Item("focus", text, self.tick()))
+
+
+def _plain_request(sentence: str) -> bool:
+    """A request not already kept as a question, constraint or decision."""
+    return not (
+        sentence.endswith("?") or _CONSTRAINT.search(sentence) or _DECISION.search(sentence)
+    )
+
+
+def _describe(use: ToolUse) -> str:
+    return f"{use.name} `{use.files[0][0]}`" if use.files else use.name
+
+
+def extract(messages: Sequence[Message], facts: Facts) -> None:
+    """Add the facts of `messages` (in order) to `facts`."""
+    walker = _Walker(facts)
+    for message in messages:
+        _visit(walker, message)
+    walker.pending()
+    walker.close_questions()
+    walker.focus()
+
+
+def _visit(walker: _Walker, message: Message) -> None:
+    if message.role == "tool":
+        walker.result(
+            message.tool_call_id or "", message.name, content_text(message.content), False
+        )
+        return
+    if message.role == "system":
+        return
+    blocks = message.content if isinstance(message.content, list) else [message.content]
+    text = "\n".join(_block_text(b) for b in blocks).strip()
+    if text and message.role == "user":
+        walker.user_text(text)
+    elif text:
+        walker.assistant_text(text)
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use":
+            name, args = str(block.get("name", "")), block.get("input")
+            walker.call(classify_call(str(block.get("id", "")), name, args))
+        elif block.get("type") == "tool_result":
+            body = content_text(block.get("content", ""))
+            walker.result(
+                str(block.get("tool_use_id", "")), None, body, bool(block.get("is_error"))
+            )
+    for call in message.tool_calls or ():
+        function = call.get("function") or {}
+        name, args = str(function.get("name", "")), function.get("arguments")
+        walker.call(classify_call(str(call.get("id", "")), name, args))
+
+
+def _block_text(block: object) -> str:
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict) and block.get("type") == "text":
+        return str(block.get("text", ""))
+    return ""

@@ -1,0 +1,75 @@
+"""Read a previous summary back into facts, so a fold merges instead of appending.
+
+Our own rendered format parses back item by item. Anything else — a free-form summary written
+by the LLM, or lines under headings we do not know — becomes "Earlier context" items, one per
+line (markdown bullets and numbering stripped), so nothing the reader had is silently lost.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.summarizers.rule.facts import Facts, Item, Kind, clip
+from app.summarizers.rule.render import SECTIONS
+
+_FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
+_COMMAND = re.compile(r"^- `(.+)` → (.+)$")
+_ERROR = re.compile(r"^- `(.+)` \(from `(.*)`\)(?: → resolved: (.*))?$")
+_QUESTION = re.compile(r"^- (user|assistant): (.+)$")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*(?:#+\s*.*|\*\*[^*]+\*\*:?|[A-Z][\w &/()-]{0,40}:)\s*$")
+_KINDS: dict[str, tuple[Kind, str]] = {
+    "User requests:": ("request", ""),
+    "User constraints:": ("constraint", ""),
+    "Decisions:": ("decision", ""),
+    "Files modified:": ("file", "modified"),
+    "Files created:": ("file", "created"),
+    "Files read:": ("file", "read"),
+    "Commands:": ("command", ""),
+    "Errors (open):": ("error", "open"),
+    "Errors (resolved):": ("error", "resolved"),
+    "Open questions:": ("question", ""),
+    "Earlier context:": ("context", ""),
+}
+assert set(_KINDS) == {header for header, _ in SECTIONS}
+
+
+def parse_summary(text: str | None) -> Facts:
+    facts = Facts()
+    if not text:
+        return facts
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    section: tuple[Kind, str] | None = None
+    for index, line in enumerate(lines):
+        order = index - len(lines) - 1  # older than anything new, in reading order
+        if line.startswith("Task: "):
+            facts.add(Item("task", line[len("Task: ") :], order))
+        elif line.startswith("Current focus: "):
+            facts.add(Item("focus", line[len("Current focus: ") :], order))  # newer focus wins
+        elif line in _KINDS:
+            section = _KINDS[line]
+        elif section is not None and line.startswith("- "):
+            facts.add(_item(section, line, order))
+        elif _HEADING.match(line) and len(line) < 60:
+            section = None  # a heading we do not know: its bullets become context
+        else:
+            section = None if not line.startswith("- ") else section
+            facts.add(Item("context", clip(_BULLET.sub("", line.strip()).strip("* ")), order))
+    return facts
+
+
+def _item(section: tuple[Kind, str], line: str, order: int) -> Item:
+    kind, status = section
+    if kind == "file" and (match := _FILE.match(line)):
+        return Item("file", match.group(1), order, status, detail=match.group(2) or "")
+    if kind == "command" and (match := _COMMAND.match(line)):
+        return Item("command", match.group(1), order, match.group(2))
+    if kind == "error" and (match := _ERROR.match(line)):
+        resolution = match.group(3) or ""
+        state = "resolved" if resolution or status == "resolved" else "open"
+        return Item("error", match.group(1), order, state, match.group(2), resolution)
+    if kind == "question" and (match := _QUESTION.match(line)):
+        return Item("question", match.group(2), order, match.group(1))
+    if kind in ("request", "constraint", "decision", "context"):
+        return Item(kind, line[2:], order)
+    return Item("context", clip(line[2:]), order)

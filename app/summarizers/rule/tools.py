@@ -1,0 +1,196 @@
+"""What a tool call did, read from its name and arguments, and what its result says.
+
+Known tools (read_file, write_file, edit_file, str_replace_editor, apply_patch, bash, …) are
+recognised by name; any other tool is classified from the verbs in its name
+(`get_user_file` → read, `update_config` → modified) and its path-like arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+FileStatus = str  # "read" | "written" | "created" | "modified"
+
+COMMAND_WORDS = {"bash", "shell", "sh", "zsh", "terminal", "exec", "execute", "run", "command"}
+COMMAND_ARGS = ("command", "cmd", "script", "commands")
+READ_VERBS = {"read", "get", "list", "search", "find", "grep", "glob", "view", "open", "fetch"}
+READ_VERBS |= {"show", "cat", "ls", "load", "inspect", "lookup", "head", "tail"}
+CREATE_VERBS = {"create", "new", "add", "save", "touch", "put", "mkdir"}
+WRITE_VERBS = {"write"}
+MODIFY_VERBS = {"edit", "update", "modify", "patch", "replace", "delete", "remove", "rename"}
+MODIFY_VERBS |= {"move", "append", "insert", "str", "multiedit", "rm", "apply"}
+PATH_KEYS: tuple[str, ...] = ("path", "file_path", "filepath", "file", "filename", "target_file")
+PATH_KEYS += ("notebook_path", "target", "dest", "destination", "source", "src", "new_path")
+PATH_LIST_KEYS = ("paths", "files", "file_paths")
+EDITOR_COMMANDS = {
+    "view": "read",
+    "create": "created",
+    "str_replace": "modified",
+    "insert": "modified",
+    "undo_edit": "modified",
+}
+
+_PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/?[\w.\-@+]+(?:/[\w.\-@+]+)*$")
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_REDIRECT = re.compile(r"(?<![<>&\d])(>>?)\s*([^\s;&|<>()]+)")
+_PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.MULTILINE)
+_DIFF_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+_DIFF_NEW = re.compile(r"^--- /dev/null\n\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call: `files` it touched and the shell `command` it ran, if any."""
+
+    call_id: str
+    name: str
+    args: Mapping[str, Any]
+    files: tuple[tuple[str, FileStatus], ...]
+    command: str | None
+
+    @property
+    def label(self) -> str:
+        """How errors of this call are attributed: the command, or the tool and its first file."""
+        if self.command:
+            return self.command
+        if self.files:
+            return f"{self.name} {self.files[0][0]}"
+        return self.name
+
+
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """OpenAI sends arguments as a JSON string, Anthropic as an object; tolerate both and junk."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {"input": raw}
+        return dict(value) if isinstance(value, Mapping) else {"input": raw}
+    return {}
+
+
+def name_words(name: str) -> list[str]:
+    """`editFile` / `edit_file` / `fs.edit-file` → ["edit", "file"]."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def is_path_like(value: str) -> bool:
+    if not value or len(value) > 300 or "://" in value or value.startswith("-"):
+        return False
+    if not _PATH_LIKE.match(value):
+        return False
+    return "/" in value or bool(_HAS_EXTENSION.search(value))
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A command as one line: first line, with a marker when more was cut."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    first = lines[0].strip() if lines else ""
+    cut = len(lines) > 1 or len(first) > limit
+    return (first[:limit] + " …") if cut else first
+
+
+def classify_call(call_id: str, name: str, raw_args: Any) -> ToolUse:
+    args = parse_arguments(raw_args)
+    words = set(name_words(name))
+    command = _command_text(args, words)
+    if "editor" in words or ("str" in words and "replace" in words and "command" in args):
+        status = EDITOR_COMMANDS.get(str(args.get("command", "")), "modified")
+        return ToolUse(call_id, name, args, _pairs(_arg_paths(args), status), None)
+    if "patch" in words or "apply" in words:
+        patch = next((v for k, v in args.items() if isinstance(v, str) and "\n" in v), "")
+        files = _patch_files(patch) or _pairs(_arg_paths(args), "modified")
+        return ToolUse(call_id, name, args, files, None)
+    if command is not None:
+        return ToolUse(call_id, name, args, shell_files(command), one_line(command))
+    return ToolUse(call_id, name, args, _pairs(_arg_paths(args), _status_from_verbs(words)), None)
+
+
+def _command_text(args: Mapping[str, Any], words: set[str]) -> str | None:
+    for key in COMMAND_ARGS:
+        value = args.get(key)
+        if isinstance(value, list):
+            value = " && ".join(str(v) for v in value)
+        if isinstance(value, str) and value.strip() and value not in EDITOR_COMMANDS:
+            return value
+    if words & COMMAND_WORDS and isinstance(args.get("input"), str):
+        return str(args["input"])
+    return None
+
+
+def _status_from_verbs(words: set[str]) -> FileStatus:
+    if words & MODIFY_VERBS:
+        return "modified"
+    if words & CREATE_VERBS:
+        return "created"
+    if words & WRITE_VERBS:
+        return "written"
+    return "read"
+
+
+def _arg_paths(args: Mapping[str, Any]) -> list[str]:
+    paths = [str(args[k]) for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
+    for key in PATH_LIST_KEYS:
+        value = args.get(key)
+        if isinstance(value, list):
+            paths += [str(v) for v in value if isinstance(v, str)]
+    if not paths:  # unknown argument names: any string value that looks like a path
+        paths = [v for v in args.values() if isinstance(v, str) and is_path_like(v)]
+    return list(dict.fromkeys(paths))
+
+
+def _pairs(paths: list[str], status: FileStatus) -> tuple[tuple[str, FileStatus], ...]:
+    return tuple((p, status) for p in paths)
+
+
+def _patch_files(patch: str) -> tuple[tuple[str, FileStatus], ...]:
+    kinds = {"Update": "modified", "Add": "created", "Delete": "modified"}
+    found = [(m.group(2).strip(), kinds[m.group(1)]) for m in _PATCH_FILE.finditer(patch)]
+    created = set(_DIFF_NEW.findall(patch))
+    found += [(p, "created" if p in created else "modified") for p in _DIFF_TARGET.findall(patch)]
+    return tuple(dict.fromkeys(found))
+
+
+def shell_files(command: str) -> tuple[tuple[str, FileStatus], ...]:
+    """Files a shell command reads or writes: cat/head/tail, sed -i, redirects, tee, cp, mv."""
+    found: list[tuple[str, FileStatus]] = []
+    for op, target in _REDIRECT.findall(command):
+        if target != "/dev/null" and not target.startswith("&"):
+            found.append((target, "written" if op == ">" else "modified"))
+    for segment in re.split(r"&&|\|\||[;|\n]", command):
+        found += _segment_files(segment)
+    return tuple(dict.fromkeys(found))
+
+
+def _segment_files(segment: str) -> list[tuple[str, FileStatus]]:
+    segment = _REDIRECT.sub(" ", segment)
+    try:
+        words = shlex.split(segment)
+    except ValueError:
+        words = segment.split()
+    if not words:
+        return []
+    program, rest = words[0], [w for w in words[1:] if not w.startswith("-")]
+    paths = [w for w in rest if is_path_like(w)]
+    if program in {"cat", "head", "tail", "less", "more", "bat", "nl"}:
+        return [(p, "read") for p in paths]
+    if program == "sed" and any(w.startswith("-i") for w in words[1:]) and paths:
+        return [(paths[-1], "modified")]
+    if program == "tee":
+        return [(p, "modified" if "-a" in words else "written") for p in paths]
+    if program == "touch":
+        return [(p, "created") for p in paths]
+    if program == "rm":
+        return [(p, "modified") for p in paths]
+    if program in {"cp", "mv"} and len(paths) >= 2:
+        moved = [(paths[0], "modified")] if program == "mv" else []
+        return [*moved, (paths[-1], "written")]
+    return []

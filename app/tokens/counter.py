@@ -1,0 +1,157 @@
+"""Token counts of text, content blocks, messages and tool definitions, with tiktoken.
+
+Plain text is encoded with `encode_ordinary` (tiktoken documents it as equivalent to
+`encode(text, disallowed_special=())`, and it is the fastest path): text that contains
+"<|endoftext|>" is counted as ordinary text instead of raising. Structural overheads are
+named constants below; for Claude models the whole count is an estimate that calibration
+(app/engine/calibration.py) corrects against what the provider reports.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import tiktoken
+
+from app.engine.types import Content
+from app.tokens.encodings import get_encoding
+from app.tokens.registry import ModelInfo
+
+# OpenAI cookbook ("How to count tokens with tiktoken", gpt-3.5-turbo-0613 and later):
+# every message is framed as <|start|>{role}<|message|>{content}<|end|>, i.e. 3 tokens
+# besides the role and content themselves, and a `name` costs 1 more token.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+# Same source: every reply is primed with <|start|>assistant<|message|> (3 tokens), once per
+# request. Not part of any stored message; callers budgeting a whole request add it once.
+REPLY_PRIMING_TOKENS = 3
+# A content block is wrapped in a few tokens of markup by the provider's prompt renderer
+# (type marker and delimiters); 3 is the same framing cost as a message and an estimate.
+TOKENS_PER_BLOCK = 3
+# Anthropic's vision docs: tokens ≈ width × height / 750, so a typical 1092×1092 image
+# costs about 1,590 tokens; rounded up so images are never under-counted.
+IMAGE_TOKENS = 1600
+# Each OpenAI tool call carries an id, a type and framing around name and arguments.
+TOKENS_PER_TOOL_CALL = 3
+# Each tool definition is rendered with a header and separators around its JSON schema.
+TOKENS_PER_TOOL = 8
+
+
+def _json(value: Any) -> str:
+    # Compact separators: the JSON is only measured, never sent, and spaces would add tokens.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class TiktokenCounter:
+    """Counts with one tiktoken encoding; implements the `TokenCounter` Protocol."""
+
+    def __init__(self, encoding: tiktoken.Encoding) -> None:
+        self._encoding = encoding
+        self._encode = encoding.encode_ordinary
+        # Roles and names repeat in every message: count each distinct one once.
+        self._short_counts: dict[str, int] = {}
+
+    @property
+    def encoding_name(self) -> str:
+        return self._encoding.name
+
+    def count_text(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._encode(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Counts of many texts at once (tiktoken encodes the batch in parallel threads)."""
+        batch = self._encoding.encode_ordinary_batch(list(texts))
+        return [len(tokens) for tokens in batch]
+
+    def count_content(self, content: Content) -> int:
+        """Tokens of a message body (string or blocks), including per-block overhead."""
+        if isinstance(content, str):
+            return self.count_text(content)
+        return sum(self._count_block(block) for block in content)
+
+    def _count_block(self, block: Any) -> int:
+        if not isinstance(block, Mapping):
+            return TOKENS_PER_BLOCK + self.count_text(_json(block))
+        kind = block.get("type")
+        if kind == "text":
+            body = self.count_text(str(block.get("text", "")))
+        elif kind == "tool_use":
+            body = self._short(str(block.get("name", ""))) + self.count_text(
+                _json(block.get("input", {}))
+            )
+        elif kind == "tool_result":
+            nested = block.get("content", "")
+            body = self.count_content(nested) if isinstance(nested, str | list) else 0
+        elif kind == "image":
+            body = IMAGE_TOKENS
+        else:
+            body = self.count_text(_json(block))
+        return TOKENS_PER_BLOCK + body
+
+    def _short(self, text: str) -> int:
+        """Count of a short, repeating string (role, name), memoised."""
+        count = self._short_counts.get(text)
+        if count is None:
+            count = self.count_text(text)
+            if len(self._short_counts) < 10_000:  # bounded: names are client-controlled
+                self._short_counts[text] = count
+        return count
+
+    def count_message(
+        self,
+        *,
+        role: str,
+        content: Content | None,
+        name: str | None = None,
+        tool_calls: Sequence[Mapping[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+    ) -> int:
+        """Tokens of one message: content + framing + role/name + tool traffic."""
+        tokens = TOKENS_PER_MESSAGE + self._short(role)
+        if content:
+            tokens += self.count_content(content)
+        if name:
+            tokens += TOKENS_PER_NAME + self._short(name)
+        for call in tool_calls or ():
+            function = call.get("function")
+            if isinstance(function, Mapping):
+                tokens += self._short(str(function.get("name", "")))
+                tokens += self.count_text(str(function.get("arguments", "")))
+            else:  # non-function tool call types: measure what was posted
+                tokens += self.count_text(_json(call))
+            tokens += TOKENS_PER_TOOL_CALL
+        if tool_call_id:
+            tokens += self.count_text(tool_call_id)
+        return tokens
+
+    def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Sum of `count_message` over message dicts (without REPLY_PRIMING_TOKENS)."""
+        return sum(
+            self.count_message(
+                role=str(message.get("role", "")),
+                content=message.get("content"),
+                name=message.get("name"),
+                tool_calls=message.get("tool_calls"),
+                tool_call_id=message.get("tool_call_id"),
+            )
+            for message in messages
+        )
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        """Tokens of tool definitions: their JSON plus a per-tool framing estimate."""
+        return sum(TOKENS_PER_TOOL + self.count_text(_json(tool)) for tool in tools)
+
+
+@functools.cache
+def counter_for_encoding(encoding_name: str) -> TiktokenCounter:
+    return TiktokenCounter(get_encoding(encoding_name))
+
+
+def counter_for(model: ModelInfo) -> TiktokenCounter:
+    """The shared counter for `model`'s encoding (one per encoding per process)."""
+    return counter_for_encoding(model.encoding)

@@ -1,0 +1,197 @@
+"""Case 4: assembling a 1,000-message history under a budget, Foldwise vs LangChain.
+
+Both sides get the same 1,000 OpenAI-shaped messages (~124k tokens) and the same budget
+(16,000 tokens), and both count with tiktoken cl100k_base. LangChain runs
+`trim_messages(strategy="last")` with a per-message tiktoken counter built like the OpenAI
+cookbook's (3 framing tokens + role + content + tool calls) — the form its docs recommend.
+
+Foldwise is timed in-process three ways, because they answer different questions:
+- `engine`: `assemble()` over messages whose counts are already known — what
+  `GET /sessions/{id}/context` runs per request (counts are stored at append);
+- `stateless`: validate + count every posted message + `assemble()` — the work of
+  `POST /assemble-context` without HTTP (the messages arrive uncounted);
+- and, in run.py, the same route over HTTP on the production server.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    trim_messages,
+)
+
+from app.engine.assemble import AssemblyInput, assemble
+from app.engine.budget import ContextSettings
+from app.engine.shapes import normalize_message
+from app.engine.types import Message
+from app.tokens.counter import TiktokenCounter, counter_for
+from app.tokens.encodings import get_encoding
+from app.tokens.registry import load_registry
+from bench.conversation import transcript
+from bench.timing import interleaved_medians, ratio
+
+MESSAGES = 1000
+BUDGET_TOKENS = 16_000
+# cl100k_base, like the LangChain side; OpenAI shape, so both sides read the same messages.
+MODEL = "gpt-4-turbo"
+ROUNDS = 9
+
+
+@dataclass(frozen=True, slots=True)
+class AssembleResult:
+    messages: int
+    input_tokens: int
+    budget: int
+    engine_seconds: float
+    stateless_seconds: float
+    langchain_seconds: float
+    foldwise_kept: int
+    langchain_kept: int
+
+    @property
+    def engine_speedup(self) -> float:
+        return ratio(self.langchain_seconds, self.engine_seconds)
+
+    @property
+    def stateless_speedup(self) -> float:
+        return ratio(self.langchain_seconds, self.stateless_seconds)
+
+
+def bench_messages() -> list[dict[str, Any]]:
+    return transcript(MESSAGES, shape="openai", seed=31)
+
+
+def assemble_body() -> dict[str, Any]:
+    """The `POST /assemble-context` request body for the same messages and budget."""
+    return {
+        "messages": bench_messages(),
+        "model": MODEL,
+        "max_tokens": BUDGET_TOKENS,
+        "format": "openai",
+    }
+
+
+def to_langchain(raw: list[dict[str, Any]]) -> list[BaseMessage]:
+    converted: list[BaseMessage] = []
+    for item in raw:
+        if item["role"] == "user":
+            converted.append(HumanMessage(content=item["content"]))
+        elif item["role"] == "tool":
+            converted.append(
+                ToolMessage(content=item["content"], tool_call_id=item["tool_call_id"])
+            )
+        else:
+            calls = [
+                {
+                    "name": call["function"]["name"],
+                    "args": json.loads(call["function"]["arguments"]),
+                    "id": call["id"],
+                }
+                for call in item.get("tool_calls") or ()
+            ]
+            converted.append(AIMessage(content=item["content"], tool_calls=calls))
+    return converted
+
+
+def langchain_counter() -> Any:
+    encoding = get_encoding("cl100k_base")
+
+    def count_tokens(message: BaseMessage) -> int:
+        tokens = 3 + len(encoding.encode(message.type)) + len(encoding.encode(message.text))
+        for call in getattr(message, "tool_calls", None) or ():
+            tokens += 3 + len(encoding.encode(call["name"]))
+            tokens += len(encoding.encode(json.dumps(call["args"])))
+        if isinstance(message, ToolMessage):
+            tokens += len(encoding.encode(message.tool_call_id))
+        return tokens
+
+    # trim_messages treats a counter as per-message when its parameter is annotated with
+    # the BaseMessage class itself; postponed annotations would leave the string instead.
+    count_tokens.__annotations__["message"] = BaseMessage
+    return count_tokens
+
+
+def to_engine(raw: list[dict[str, Any]], counter: TiktokenCounter) -> tuple[Message, ...]:
+    """Validated and counted engine messages (id = index, seq = index + 1, as stateless)."""
+    messages = []
+    for index, item in enumerate(raw):
+        normalized = normalize_message(item, index)
+        tokens = counter.count_message(
+            role=normalized.role,
+            content=normalized.content,
+            name=normalized.name,
+            tool_calls=normalized.tool_calls,
+            tool_call_id=normalized.tool_call_id,
+        )
+        messages.append(
+            Message(
+                id=str(index),
+                seq=index + 1,
+                role=normalized.role,
+                content=normalized.content,
+                tokens=tokens,
+                name=normalized.name,
+                tool_calls=normalized.tool_calls,
+                tool_call_id=normalized.tool_call_id,
+            )
+        )
+    return tuple(messages)
+
+
+def run_assemble() -> AssembleResult:
+    model = load_registry_model()
+    counter = counter_for(model)
+    raw = bench_messages()
+    counted = to_engine(raw, counter)
+    lc_messages = to_langchain(raw)
+    lc_counter = langchain_counter()
+
+    def request(messages: tuple[Message, ...]) -> AssemblyInput:
+        return AssemblyInput(
+            messages=messages,
+            context_window=model.context_window,
+            settings=ContextSettings(),
+            max_tokens=BUDGET_TOKENS,
+            format="openai",
+            mode="never",
+        )
+
+    def engine() -> int:
+        return assemble(request(counted), counter).messages_included
+
+    def stateless() -> int:
+        return assemble(request(to_engine(raw, counter)), counter).messages_included
+
+    def langchain() -> int:
+        return len(
+            trim_messages(
+                lc_messages, max_tokens=BUDGET_TOKENS, token_counter=lc_counter, strategy="last"
+            )
+        )
+
+    medians = interleaved_medians(
+        {"engine": engine, "stateless": stateless, "langchain": langchain}, rounds=ROUNDS
+    )
+    return AssembleResult(
+        messages=len(raw),
+        input_tokens=sum(m.tokens for m in counted),
+        budget=BUDGET_TOKENS,
+        engine_seconds=medians["engine"],
+        stateless_seconds=medians["stateless"],
+        langchain_seconds=medians["langchain"],
+        foldwise_kept=engine(),
+        langchain_kept=langchain(),
+    )
+
+
+def load_registry_model() -> Any:
+    from app.core.settings import Settings
+
+    return load_registry(Settings()).get(MODEL)

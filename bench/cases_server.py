@@ -1,0 +1,202 @@
+"""Cases 1, 2 and 5 (and the HTTP side of 4) against one database, over loopback HTTP.
+
+For one backend: seed folded sessions of 1k, 10k and 100k messages, start the production
+server on it, then measure
+- latency of `GET /sessions/{id}/context` per history size, one request at a time on a
+  keep-alive connection (a frontend before each generation), in interleaved rounds
+  (1k, 10k, 100k, 1k, …) so machine noise lands on every size alike; samples are pooled;
+- throughput of that route vs `GET /healthz` with 32 connections for a fixed time, two
+  alternating rounds each;
+- appending 1,000-message batches through the API (the slow way to seed, for reference);
+- `POST /assemble-context` with the case-4 body, when asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.cases_assemble import assemble_body
+from bench.conversation import transcript
+from bench.http import call, load
+from bench.loadgen import percentile
+from bench.seed import MODEL, SYSTEM_PROMPT, SeededSession, seed_folded_session
+from bench.server import running_server
+
+SIZES = (1_000, 10_000, 100_000)
+LATENCY_ROUNDS = 3
+LATENCY_REQUESTS = 150  # per size and round: 450 samples per size → p99 is the 5th worst
+LATENCY_SECONDS = 8.0  # per size and round, whichever bound comes first
+THROUGHPUT_ROUNDS = 2
+THROUGHPUT_CONCURRENCY = 32
+THROUGHPUT_SECONDS = 4.0
+THROUGHPUT_MAX_REQUESTS = 200_000
+APPEND_BATCHES = 3
+APPEND_BATCH_SIZE = 1000
+CONTEXT_QUERY = "format=anthropic"
+
+
+def session_id(size: int) -> str:
+    return f"bench-{size}"
+
+
+def context_path(size: int) -> str:
+    return f"/sessions/{session_id(size)}/context?{CONTEXT_QUERY}"
+
+
+@dataclass(slots=True)
+class Latency:
+    samples_ms: list[float] = field(default_factory=list)
+    errors: int = 0
+
+    @property
+    def p50_ms(self) -> float:
+        return percentile(sorted(self.samples_ms), 0.50)
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(sorted(self.samples_ms), 0.99)
+
+
+@dataclass(slots=True)
+class BackendRun:
+    backend: str
+    seeds: list[SeededSession] = field(default_factory=list)
+    context_check: dict[str, Any] = field(default_factory=dict)
+    latency: dict[int, Latency] = field(default_factory=dict)
+    healthz_rps: list[float] = field(default_factory=list)
+    context_rps: list[float] = field(default_factory=list)
+    context_errors: int = 0
+    append_seconds: list[float] = field(default_factory=list)
+    assemble_http: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def throughput_ratio(self) -> float | None:
+        if not self.healthz_rps or not self.context_rps:
+            return None
+        return statistics.mean(self.context_rps) / statistics.mean(self.healthz_rps)
+
+
+def _check_context(port: int, run: BackendRun) -> bool:
+    """The route answers 200 with the folded state; otherwise record why and skip it."""
+    status, body, _ = call(port, "GET", context_path(SIZES[0]))
+    if status != 200 or not isinstance(body, dict):
+        run.problems.append(f"GET {context_path(SIZES[0])} answered {status}: {str(body)[:200]}")
+        return False
+    run.context_check = {
+        "summary_version": (body.get("summary") or {}).get("version"),
+        "summarized": body.get("summarized"),
+        "messages_included": body.get("messages_included"),
+        "messages_total": body.get("messages_total"),
+        "total_tokens": (body.get("usage") or {}).get("total_tokens"),
+    }
+    if not body.get("summary") or body.get("summarized"):
+        run.problems.append(
+            f"unexpected context state (no summary, or a fold): {run.context_check}"
+        )
+    return True
+
+
+def _measure_latency(port: int, run: BackendRun) -> None:
+    run.latency = {size: Latency() for size in SIZES}
+    for _ in range(LATENCY_ROUNDS):
+        for size in SIZES:
+            result = load(
+                port,
+                context_path(size),
+                concurrency=1,
+                duration=LATENCY_SECONDS,
+                max_requests=LATENCY_REQUESTS,
+                warmup_requests=10,
+            )
+            run.latency[size].samples_ms += result["samples_ms"]
+            run.latency[size].errors += result["errors"]
+
+
+def _measure_throughput(port: int, run: BackendRun) -> None:
+    for _ in range(THROUGHPUT_ROUNDS):
+        for path, sink in (
+            ("/healthz", run.healthz_rps),
+            (context_path(SIZES[0]), run.context_rps),
+        ):
+            result = load(
+                port,
+                path,
+                concurrency=THROUGHPUT_CONCURRENCY,
+                duration=THROUGHPUT_SECONDS,
+                max_requests=THROUGHPUT_MAX_REQUESTS,
+                warmup_requests=200,
+            )
+            sink.append(result["rps"])
+            if path != "/healthz":
+                run.context_errors += result["errors"]
+
+
+def _measure_append(port: int, run: BackendRun) -> None:
+    status, body, _ = call(
+        port,
+        "POST",
+        "/sessions",
+        {"id": "bench-append", "model": MODEL, "system_prompt": SYSTEM_PROMPT},
+    )
+    if status != 201:
+        run.problems.append(f"POST /sessions answered {status}: {str(body)[:200]}")
+        return
+    messages = transcript(APPEND_BATCHES * APPEND_BATCH_SIZE, seed=41)
+    for start in range(0, len(messages), APPEND_BATCH_SIZE):
+        batch = messages[start : start + APPEND_BATCH_SIZE]
+        status, body, seconds = call(
+            port, "POST", "/sessions/bench-append/messages", {"messages": batch}
+        )
+        if status != 201:
+            run.problems.append(f"append answered {status}: {str(body)[:200]}")
+            return
+        run.append_seconds.append(seconds)
+
+
+def _measure_assemble_http(port: int, run: BackendRun) -> None:
+    body = assemble_body()
+    status, answer, _ = call(port, "POST", "/assemble-context", body)
+    if status != 200:
+        run.problems.append(f"POST /assemble-context answered {status}: {str(answer)[:200]}")
+        return
+    result = load(
+        port,
+        "/assemble-context",
+        method="POST",
+        body=body,
+        concurrency=1,
+        duration=15.0,
+        max_requests=30,
+        warmup_requests=3,
+    )
+    result.pop("samples_ms", None)
+    result["messages_included"] = answer.get("messages_included")
+    run.assemble_http = result
+
+
+def _step(run: BackendRun, what: str, action: Callable[[], object]) -> object:
+    """Run one measurement; a failure is recorded and the others still run."""
+    try:
+        return action()
+    except Exception as exc:  # reported in the document, with the rest of the numbers
+        run.problems.append(f"{what} failed: {type(exc).__name__}: {exc}")
+        return None
+
+
+def run_backend(backend: str, database_url: str, *, with_assemble: bool) -> BackendRun:
+    run = BackendRun(backend)
+    for size in SIZES:
+        run.seeds.append(asyncio.run(seed_folded_session(database_url, session_id(size), size)))
+    with running_server(database_url) as port:
+        _step(run, "append through the API", lambda: _measure_append(port, run))
+        if _step(run, "context check", lambda: _check_context(port, run)):
+            _step(run, "context latency", lambda: _measure_latency(port, run))
+            _step(run, "throughput", lambda: _measure_throughput(port, run))
+        if with_assemble:
+            _step(run, "assemble over HTTP", lambda: _measure_assemble_http(port, run))
+    return run

@@ -1,0 +1,99 @@
+"""Run the service as production does, in its own process, and always stop it.
+
+`python -m bench.server --port P` serves `create_app()` with the settings `foldwise serve`
+is meant to use in production — uvloop, httptools, one worker, no access log — bound to
+127.0.0.1. `running_server(url)` starts that process on a free port in 8030–8049, waits for
+`/healthz`, yields the port, and terminates the process on the way out, error or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+HOST = "127.0.0.1"
+PORTS = range(8030, 8050)
+# The app imports tiktoken, SQLAlchemy and FastAPI: a cold start takes ~2 s on 2 cores.
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((HOST, port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+def _wait_healthy(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with status {process.returncode} during start")
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"server on port {port} not healthy after {START_TIMEOUT_S:.0f} s")
+
+
+@contextlib.contextmanager
+def running_server(database_url: str) -> Iterator[int]:
+    """A production-configured server on `database_url` (already migrated); yields its port."""
+    port = free_port()
+    env = {**os.environ, "FOLDWISE_DATABASE_URL": database_url, "FOLDWISE_LOG_LEVEL": "warning"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.server", "--port", str(port)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(port, process)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.server")
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args(argv)
+    if args.port not in PORTS:
+        parser.error(f"port must be in {PORTS.start}-{PORTS.stop - 1}")
+
+    import uvicorn
+
+    from app.main import create_app
+
+    uvicorn.run(
+        create_app(),
+        host=HOST,
+        port=args.port,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_level="warning",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

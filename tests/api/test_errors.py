@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+
+from tests.conftest import MakeClient
+from tests.factories import assert_error, create_session
+
+SMALL_LIMIT = 2048
+
+
+class TestErrorEnvelopes:
+    async def test_unknown_route_is_404_not_found(self, client: httpx.AsyncClient) -> None:
+        assert_error(await client.get("/nowhere"), 404, "not_found")
+
+    async def test_wrong_method_is_405(self, client: httpx.AsyncClient) -> None:
+        assert_error(await client.put("/sessions"), 405, "method_not_allowed")
+
+    async def test_malformed_json_is_422(self, client: httpx.AsyncClient) -> None:
+        response = await client.post(
+            "/sessions", content=b"{not json", headers={"content-type": "application/json"}
+        )
+        error = assert_error(response, 422, "validation_error")
+        assert error["details"][0]["type"] == "json_invalid"
+
+    async def test_wrong_body_type_is_422(self, client: httpx.AsyncClient) -> None:
+        assert_error(await client.post("/sessions", json=[1, 2]), 422, "validation_error")
+        assert_error(
+            await client.post("/sessions/x/messages", json={"messages": "hi"}),
+            422,
+            "validation_error",
+        )
+
+    async def test_non_finite_numbers_are_reported_not_crashed_on(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        response = await client.post(
+            "/sessions",
+            content=b'{"settings": {"threshold": NaN}}',
+            headers={"content-type": "application/json"},
+        )
+        assert response.status_code == 422
+
+
+class TestBodyLimit:
+    async def test_declared_length_over_limit_is_413(self, make_client: MakeClient) -> None:
+        client = await make_client(max_body_bytes=SMALL_LIMIT)
+        response = await client.post("/sessions", json={"metadata": {"blob": "x" * 5000}})
+        error = assert_error(response, 413, "payload_too_large")
+        assert error["details"] == {"max_bytes": SMALL_LIMIT}
+
+    async def test_streamed_body_without_length_is_413(self, make_client: MakeClient) -> None:
+        client = await make_client(max_body_bytes=SMALL_LIMIT)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield b'{"metadata": {"blob": "'
+            for _ in range(10):
+                yield b"x" * 1000
+            yield b'"}}'
+
+        response = await client.post(
+            "/sessions", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert "content-length" not in response.request.headers
+        assert_error(response, 413, "payload_too_large")
+        assert (await client.get("/sessions")).json()["sessions"] == []
+
+    async def test_body_under_limit_passes(self, make_client: MakeClient) -> None:
+        client = await make_client(max_body_bytes=SMALL_LIMIT)
+        await create_session(client, metadata={"blob": "x" * 100})
+
+
+class TestCors:
+    async def test_configured_origin_is_allowed(self, make_client: MakeClient) -> None:
+        client = await make_client(cors_origins=["https://app.example"])
+        response = await client.options(
+            "/sessions",
+            headers={
+                "Origin": "https://app.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type",
+            },
+        )
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "https://app.example"
+
+    async def test_no_origin_allowed_by_default(self, client: httpx.AsyncClient) -> None:
+        response = await client.get("/healthz", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in response.headers

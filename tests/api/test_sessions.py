@@ -1,0 +1,279 @@
+from __future__ import annotations
+
+import json
+from collections.abc import MutableMapping
+from datetime import datetime
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from app.core.errors import InvalidCursor
+from app.models import Session
+from app.services.sessions import decode_cursor, encode_cursor
+from tests.factories import append, assert_error, create_session, user
+
+
+class TestCreateSession:
+    async def test_returns_the_spec_shape(self, client: httpx.AsyncClient) -> None:
+        response = await client.post(
+            "/sessions",
+            json={
+                "id": "chat-42",
+                "model": "claude-sonnet-4-5",
+                "system_prompt": "You are terse.",
+                "metadata": {"user": "ada"},
+            },
+        )
+        assert response.status_code == 201
+        body = response.json()
+        assert body["id"] == "chat-42"
+        assert body["model"] == "claude-sonnet-4-5"
+        assert body["system_prompt"] == "You are terse."
+        assert body["metadata"] == {"user": "ada"}
+        assert body["message_count"] == 0
+        assert body["total_tokens"] == 0
+        assert body["summary"] is None
+        assert body["settings"] == {}
+        assert body["created_at"] and body["updated_at"]
+
+    async def test_generates_a_uuid_and_uses_the_default_model(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        body = await create_session(client)
+        assert len(body["id"]) == 36
+        assert body["model"] == "claude-sonnet-4-5"
+        assert (await client.get(f"/sessions/{body['id']}")).status_code == 200
+
+    async def test_same_id_twice_is_409(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="dup")
+        assert_error(await client.post("/sessions", json={"id": "dup"}), 409, "session_exists")
+
+    async def test_unknown_model_is_422(self, client: httpx.AsyncClient) -> None:
+        response = await client.post("/sessions", json={"model": "no-such-model"})
+        assert_error(response, 422, "unknown_model")
+        assert (await client.get("/sessions")).json()["sessions"] == []
+
+    async def test_settings_are_validated(self, client: httpx.AsyncClient) -> None:
+        unknown = await client.post("/sessions", json={"settings": {"treshold": 0.5}})
+        error = assert_error(unknown, 422, "validation_error")
+        assert error["details"][0]["loc"] == ["body", "settings", "treshold"]
+        out_of_range = await client.post("/sessions", json={"settings": {"threshold": 1.5}})
+        assert_error(out_of_range, 422, "validation_error")
+
+    async def test_stores_valid_settings_and_tools(self, client: httpx.AsyncClient) -> None:
+        tool = {"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}
+        body = await create_session(
+            client, settings={"keep_recent": 4, "strategy": "rule"}, tools=[tool]
+        )
+        assert body["settings"] == {"keep_recent": 4, "strategy": "rule"}
+        assert body["tools"][0]["name"] == "read_file"
+
+    async def test_malformed_tool_is_422(self, client: httpx.AsyncClient) -> None:
+        response = await client.post("/sessions", json={"tools": [{"description": "no name"}]})
+        assert response.status_code == 422
+        assert_error(response, 422, "invalid_tools")
+
+    @pytest.mark.parametrize("bad_id", ["has space", "slash/inside", "", "x" * 300])
+    async def test_unsafe_ids_are_rejected(self, client: httpx.AsyncClient, bad_id: str) -> None:
+        assert_error(await client.post("/sessions", json={"id": bad_id}), 422, "validation_error")
+
+
+class TestReadSession:
+    async def test_counts_messages_and_tokens(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="s1")
+        appended = await append(client, "s1", user("hello"), user("world, again"))
+        body = (await client.get("/sessions/s1")).json()
+        assert body["message_count"] == 2
+        assert body["total_tokens"] == sum(m["token_count"] for m in appended)
+
+    async def test_timestamps_read_back_as_utc(self, client: httpx.AsyncClient) -> None:
+        created = await create_session(client, id="tz")
+        read = (await client.get("/sessions/tz")).json()
+        for field in ("created_at", "updated_at"):
+            assert read[field].endswith(("Z", "+00:00")), read[field]
+            assert datetime.fromisoformat(read[field]) == datetime.fromisoformat(created[field])
+
+    async def test_missing_session_is_404(self, client: httpx.AsyncClient) -> None:
+        error = assert_error(await client.get("/sessions/nope"), 404, "session_not_found")
+        assert error["details"] == {"session_id": "nope"}
+
+
+class TestListSessions:
+    async def test_cursor_walks_every_session_once_in_creation_order(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        created = [(await create_session(client, id=f"s{i}"))["id"] for i in range(5)]
+        seen: list[str] = []
+        cursor: str | None = None
+        while True:
+            params: dict[str, str | int] = {"limit": 2}
+            if cursor:
+                params["cursor"] = cursor
+            page = (await client.get("/sessions", params=params)).json()
+            seen += [s["id"] for s in page["sessions"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == created
+
+    async def test_last_full_page_has_no_cursor(self, client: httpx.AsyncClient) -> None:
+        for i in range(2):
+            await create_session(client, id=f"p{i}")
+        page = (await client.get("/sessions", params={"limit": 2})).json()
+        assert len(page["sessions"]) == 2
+        assert page["next_cursor"] is None
+
+    async def test_forged_cursor_is_422(self, client: httpx.AsyncClient) -> None:
+        response = await client.get("/sessions", params={"cursor": "not-a-cursor"})
+        assert_error(response, 422, "invalid_cursor")
+
+    async def test_limit_bounds(self, client: httpx.AsyncClient) -> None:
+        assert_error(await client.get("/sessions?limit=0"), 422, "validation_error")
+        assert_error(await client.get("/sessions?limit=abc"), 422, "validation_error")
+
+
+class TestUpdateSession:
+    async def test_settings_merge_and_metadata_replace(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="u", settings={"keep_recent": 4}, metadata={"a": 1})
+        response = await client.patch(
+            "/sessions/u", json={"settings": {"threshold": 0.5}, "metadata": {"b": 2}}
+        )
+        assert response.status_code == 200
+        body = response.json()
+        assert body["settings"] == {"keep_recent": 4, "threshold": 0.5}
+        assert body["metadata"] == {"b": 2}
+
+    async def test_null_setting_drops_the_override(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="u2", settings={"keep_recent": 4, "threshold": 0.7})
+        body = (await client.patch("/sessions/u2", json={"settings": {"keep_recent": None}})).json()
+        assert body["settings"] == {"threshold": 0.7}
+
+    async def test_absent_fields_are_untouched(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="u3", system_prompt="keep me")
+        body = (await client.patch("/sessions/u3", json={"model": "gpt-4o"})).json()
+        assert body["model"] == "gpt-4o"
+        assert body["system_prompt"] == "keep me"
+
+    async def test_unknown_model_and_missing_session(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="u4")
+        assert_error(
+            await client.patch("/sessions/u4", json={"model": "nope"}), 422, "unknown_model"
+        )
+        assert_error(await client.patch("/sessions/zz", json={}), 404, "session_not_found")
+
+
+class TestDeleteSession:
+    async def test_removes_session_and_messages(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="d")
+        await append(client, "d", user("bye"))
+        response = await client.delete("/sessions/d")
+        assert response.status_code == 204
+        assert response.content == b""
+        assert_error(await client.get("/sessions/d"), 404, "session_not_found")
+        assert_error(await client.get("/sessions/d/messages"), 404, "session_not_found")
+        # The id is free again, and the new session starts empty.
+        await create_session(client, id="d")
+        assert (await client.get("/sessions/d/messages")).json()["messages"] == []
+
+    async def test_missing_session_is_404(self, client: httpx.AsyncClient) -> None:
+        assert_error(await client.delete("/sessions/never"), 404, "session_not_found")
+
+
+class TestUnitOfWork:
+    async def test_committed_before_the_response_is_sent(
+        self, app: FastAPI, client: httpx.AsyncClient
+    ) -> None:
+        """A client that got 201 must be able to read its write on another connection."""
+        visible_at_response_start: list[bool] = []
+        body = json.dumps({"id": "uow"}).encode()
+
+        async def receive() -> dict[str, object]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: MutableMapping[str, object]) -> None:
+            if message["type"] == "http.response.start":
+                async with app.state.sessionmaker() as other:
+                    row = await other.scalar(select(Session).where(Session.external_id == "uow"))
+                    visible_at_response_start.append(row is not None)
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/sessions",
+            "raw_path": b"/sessions",
+            "root_path": "",
+            "query_string": b"",
+            "headers": [(b"content-type", b"application/json"), (b"host", b"test")],
+            "client": ("127.0.0.1", 1234),
+            "server": ("test", 80),
+        }
+        await app(scope, receive, send)  # type: ignore[arg-type]
+        assert visible_at_response_start == [True]
+
+
+class TestSummaryOnTheWire:
+    async def test_stored_summary_state_is_the_nested_object(
+        self, app: FastAPI, client: httpx.AsyncClient
+    ) -> None:
+        await create_session(client, id="sum")
+        appended = await append(client, "sum", user("one"), user("two"), user("three"))
+        async with app.state.sessionmaker() as db:
+            row = await db.scalar(select(Session).where(Session.external_id == "sum"))
+            assert row is not None
+            row.conversation_summary = "Task: count to three."
+            row.summary_through_id = appended[1]["id"]
+            row.summary_through_seq = 2
+            row.summary_version = 1
+            row.summary_message_count = 2
+            row.summary_tokens = 7
+            row.summary_method = "rule"
+            await db.commit()
+        body = (await client.get("/sessions/sum")).json()
+        assert body["summary"] == {
+            "text": "Task: count to three.",
+            "version": 1,
+            "through_id": appended[1]["id"],
+            "through_seq": 2,
+            "message_count": 2,
+            "tokens": 7,
+            "method": "rule",
+        }
+        # Summaries never hide stored messages.
+        assert body["message_count"] == 3
+
+    async def test_total_tokens_count_only_messages_after_the_clear_marker(
+        self, app: FastAPI, client: httpx.AsyncClient
+    ) -> None:
+        await create_session(client, id="clr")
+        appended = await append(client, "clr", user("old"), user("new message"))
+        async with app.state.sessionmaker() as db:
+            row = await db.scalar(select(Session).where(Session.external_id == "clr"))
+            assert row is not None
+            row.cleared_through_seq = 1
+            await db.commit()
+        body = (await client.get("/sessions/clr")).json()
+        assert body["total_tokens"] == appended[1]["token_count"]
+        assert body["message_count"] == 2
+
+
+class TestCursor:
+    @given(st.integers(min_value=0, max_value=2**62))
+    def test_round_trips(self, pk: int) -> None:
+        assert decode_cursor(encode_cursor(pk)) == pk
+
+    @given(st.text(max_size=40))
+    def test_anything_else_is_rejected_or_a_valid_position(self, text: str) -> None:
+        try:
+            pk = decode_cursor(text)
+        except InvalidCursor as exc:
+            assert exc.status_code == 422
+            return
+        assert pk >= 0
+        assert decode_cursor(encode_cursor(pk)) == pk

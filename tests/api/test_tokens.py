@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import httpx
+
+from app.tokens.counter import counter_for
+from app.tokens.registry import load_registry
+from tests.conftest import make_settings
+from tests.factories import assert_error, tool_result, tool_use, user
+
+
+class TestCountTokens:
+    async def test_text_uses_the_default_models_encoding(self, client: httpx.AsyncClient) -> None:
+        response = await client.post("/count-tokens", json={"text": "hello"})
+        assert response.status_code == 200
+        body = response.json()
+        info = load_registry(make_settings("sqlite://")).get("claude-sonnet-4-5")
+        assert body == {
+            "tokens": counter_for(info).count_text("hello"),
+            "encoding": info.encoding,
+            "exact": info.exact,
+            "model": "claude-sonnet-4-5",
+        }
+
+    async def test_openai_model_is_exact(self, client: httpx.AsyncClient) -> None:
+        body = (await client.post("/count-tokens", json={"text": "hi", "model": "gpt-4o"})).json()
+        assert body["exact"] is True
+        assert body["encoding"] == "o200k_base"
+
+    async def test_messages_include_per_message_overhead(self, client: httpx.AsyncClient) -> None:
+        text = (await client.post("/count-tokens", json={"text": "hello"})).json()["tokens"]
+        messages = (await client.post("/count-tokens", json={"messages": [user("hello")]})).json()[
+            "tokens"
+        ]
+        assert messages > text
+
+    async def test_matches_the_stored_token_counts(self, client: httpx.AsyncClient) -> None:
+        batch = [user("Fix it"), tool_use("t1", path="a.py"), tool_result("t1", "x = 1\n" * 40)]
+        counted = (await client.post("/count-tokens", json={"messages": batch})).json()["tokens"]
+        await client.post("/sessions", json={"id": "cmp"})
+        appended = (await client.post("/sessions/cmp/messages", json={"messages": batch})).json()[
+            "messages"
+        ]
+        assert counted == sum(m["token_count"] for m in appended)
+
+    async def test_tools_add_tokens(self, client: httpx.AsyncClient) -> None:
+        tool = {"name": "grep", "description": "Search files", "input_schema": {"type": "object"}}
+        bare = (await client.post("/count-tokens", json={"messages": [user("x")]})).json()
+        with_tools = (
+            await client.post("/count-tokens", json={"messages": [user("x")], "tools": [tool]})
+        ).json()
+        assert with_tools["tokens"] > bare["tokens"]
+
+    async def test_needs_exactly_one_input(self, client: httpx.AsyncClient) -> None:
+        assert_error(await client.post("/count-tokens", json={}), 422, "validation_error")
+        both = {"text": "a", "messages": [user("b")]}
+        assert_error(await client.post("/count-tokens", json=both), 422, "validation_error")
+
+    async def test_bad_message_and_unknown_model(self, client: httpx.AsyncClient) -> None:
+        bad = {"messages": [{"role": "user"}]}
+        assert_error(await client.post("/count-tokens", json=bad), 422, "invalid_message")
+        unknown = {"text": "a", "model": "nope"}
+        assert_error(await client.post("/count-tokens", json=unknown), 422, "unknown_model")
+
+
+class TestModels:
+    async def test_lists_the_registry(self, client: httpx.AsyncClient) -> None:
+        response = await client.get("/models")
+        assert response.status_code == 200
+        models = response.json()["models"]
+        names = {m["name"] for m in models}
+        assert {"claude-sonnet-4-5", "gpt-4o"} <= names
+        for model in models:
+            assert set(model) == {
+                "name", "provider", "context_window", "max_output_tokens", "encoding", "exact",
+            }  # fmt: skip
+            assert model["context_window"] >= model["max_output_tokens"] > 0

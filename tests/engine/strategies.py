@@ -1,0 +1,174 @@
+"""Fake token counters and hypothesis strategies for random conversation histories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from app.engine.budget import ContextSettings
+from app.engine.text import block_text
+from app.engine.types import Content, Message
+from app.engine.units import body_tokens
+
+FAKE_MESSAGE_OVERHEAD = 4
+
+
+@dataclass(frozen=True)
+class FakeCounter:
+    """`len(text) // chars_per_token + 1` per text, 3 more per content block."""
+
+    chars_per_token: int = 4
+
+    def count_text(self, text: str) -> int:
+        return len(text) // self.chars_per_token + 1 if text else 0
+
+    def count_content(self, content: Content) -> int:
+        if isinstance(content, str):
+            return self.count_text(content)
+        return sum(3 + self.count_text(block_text(b)) for b in content)
+
+
+@dataclass(frozen=True)
+class WordCounter:
+    """One token per whitespace-separated word plus one per 8 characters: a different shape."""
+
+    def count_text(self, text: str) -> int:
+        return len(text.split()) + len(text) // 8
+
+    def count_content(self, content: Content) -> int:
+        if isinstance(content, str):
+            return self.count_text(content)
+        return sum(2 + self.count_text(block_text(b)) for b in content)
+
+
+COUNTERS = st.sampled_from([FakeCounter(4), FakeCounter(2), FakeCounter(7), WordCounter()])
+
+
+def make_message(
+    seq: int,
+    role: str,
+    content: Content,
+    counter: Any = FakeCounter(),
+    **extra: Any,
+) -> Message:
+    """A stored message the way the append path would build it (tokens counted once)."""
+    draft = Message(id=f"m{seq}", seq=seq, role=role, content=content, tokens=0, **extra)  # type: ignore[arg-type]
+    return Message(
+        id=draft.id,
+        seq=seq,
+        role=draft.role,
+        content=content,
+        tokens=FAKE_MESSAGE_OVERHEAD + body_tokens(draft, counter),
+        **extra,
+    )
+
+
+def openai_call(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+# Text sizes from empty-ish to tens of thousands of characters (a file body, a long log).
+texts = st.one_of(
+    st.sampled_from(["", " ", "ok", "Fix the failing test in tests/test_api.py"]),
+    st.text(alphabet="abcdef ghij\nklm", min_size=1, max_size=200),
+    st.integers(min_value=2_000, max_value=40_000).map(lambda n: ("line of output " * n)[:n]),
+)
+
+
+@st.composite
+def histories(draw: Callable[..., Any], counter: Any = FakeCounter()) -> list[Message]:
+    """A random conversation in Anthropic or OpenAI shape, tool traffic included."""
+    shape = draw(st.sampled_from(["anthropic", "openai"]))
+    turns = draw(st.integers(min_value=0, max_value=14))
+    raw: list[tuple[str, Content, dict[str, Any]]] = [("user", draw(texts) or "start", {})]
+    call_number = 0
+    for turn in range(turns):
+        kind = draw(st.sampled_from(["chat", "chat", "tools", "tools", "odd"]))
+        if kind == "chat":
+            raw.append(("assistant", draw(texts), {}))
+            raw.append(("user", draw(texts), {}))
+            continue
+        if kind == "odd":
+            odd = draw(st.sampled_from(["unknown_block", "system", "orphan", "image"]))
+            if odd == "unknown_block":
+                raw.append(
+                    (
+                        "assistant",
+                        [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "x"}],
+                        {},
+                    )
+                )
+            elif odd == "system":
+                raw.append(("system", "Be terse from now on.", {}))
+            elif odd == "orphan":
+                raw.append(
+                    ("tool", "late result", {"tool_call_id": "gone"})
+                    if shape == "openai"
+                    else (
+                        "user",
+                        [{"type": "tool_result", "tool_use_id": "gone", "content": "late"}],
+                        {},
+                    )
+                )
+            else:
+                image = {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+                }
+                raw.append(("user", [image, {"type": "text", "text": "see this"}], {}))
+            continue
+        width = draw(st.integers(min_value=1, max_value=4))
+        ids = [f"call_{call_number + i}" for i in range(width)]
+        call_number += width
+        bodies = [draw(texts) for _ in ids]
+        is_last = turn == turns - 1
+        pending = is_last and draw(st.booleans())
+        if shape == "anthropic":
+            uses = [
+                {
+                    "type": "tool_use",
+                    "id": i,
+                    "name": "write_file",
+                    "input": {"path": "a.py", "content": b},
+                }
+                for i, b in zip(ids, bodies, strict=True)
+            ]
+            raw.append(("assistant", [{"type": "text", "text": "Working."}, *uses], {}))
+            if not pending:
+                if draw(st.booleans()):
+                    raw.append(("user", draw(texts) or "hurry", {}))  # results not adjacent
+                results = [
+                    {"type": "tool_result", "tool_use_id": i, "content": draw(texts)} for i in ids
+                ]
+                raw.append(("user", [*results, {"type": "text", "text": "done"}], {}))
+        else:
+            calls = [openai_call(i, "run", {"cmd": b}) for i, b in zip(ids, bodies, strict=True)]
+            raw.append(
+                ("assistant", draw(st.sampled_from(["", "Running."])), {"tool_calls": calls})
+            )
+            if not pending:
+                if draw(st.booleans()):
+                    raw.append(("user", "still there?", {}))  # results not adjacent
+                for i in ids:
+                    raw.append(("tool", draw(texts), {"tool_call_id": i}))
+    return [
+        make_message(seq, role, content, counter, **extra)
+        for seq, (role, content, extra) in enumerate(raw, 1)
+    ]
+
+
+settings_strategy = st.builds(
+    ContextSettings,
+    threshold=st.sampled_from([0.5, 0.8, 1.0]),
+    reserved_output_tokens=st.sampled_from([0, 100, 4096]),
+    keep_recent=st.integers(min_value=0, max_value=8),
+    pin_first_message=st.booleans(),
+    summary_placement=st.sampled_from(["system", "messages"]),
+    fold_target=st.sampled_from([0.3, 0.6, 0.9]),
+    max_summary_tokens=st.sampled_from([50, 1000]),
+)

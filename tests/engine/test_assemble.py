@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import math
+
+from app.engine.assemble import AssemblyInput, assemble
+from app.engine.budget import ContextSettings
+from tests.engine.strategies import FakeCounter, make_message
+
+COUNTER = FakeCounter()
+HISTORY = (
+    make_message(1, "user", "Fix the failing test"),
+    make_message(2, "assistant", "On it."),
+    make_message(3, "user", "Thanks"),
+)
+
+
+class TestVerbatim:
+    def test_everything_fits_sent_as_is_with_usage(self) -> None:
+        request = AssemblyInput(
+            messages=HISTORY, context_window=200_000, system_prompt="You are X."
+        )
+        result = assemble(request, COUNTER)
+        assert [m["content"] for m in result.messages] == [
+            "Fix the failing test",
+            "On it.",
+            "Thanks",
+        ]
+        usage = result.usage
+        assert usage.budget == 160_000 - 4096 and usage.context_window == 200_000
+        assert usage.system_tokens == COUNTER.count_text("You are X.")
+        assert usage.message_tokens == sum(m.tokens for m in HISTORY)
+        assert (
+            usage.total_tokens
+            == usage.estimated_tokens
+            == usage.system_tokens + usage.message_tokens
+        )
+        assert (result.messages_included, result.messages_total, result.fold_plan) == (3, 3, None)
+        assert result.warnings == () and result.pruned == () and result.dropped == ()
+
+    def test_calibration_ratio_scales_the_total(self) -> None:
+        request = AssemblyInput(
+            messages=HISTORY, context_window=0, max_tokens=1000, calibration_ratio=1.37
+        )
+        usage = assemble(request, COUNTER).usage
+        assert usage.total_tokens == math.ceil(usage.estimated_tokens * 1.37)
+        assert usage.calibration_ratio == 1.37
+
+    def test_tools_are_counted_and_rendered(self) -> None:
+        tools = ({"name": "read", "description": "Read", "input_schema": {"type": "object"}},)
+        result = assemble(
+            AssemblyInput(
+                messages=HISTORY, context_window=0, max_tokens=1000, tools=tools, format="openai"
+            ),
+            COUNTER,
+        )
+        assert result.tools == [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read",
+                    "description": "Read",
+                    "parameters": {"type": "object"},
+                },
+            }
+        ]
+        assert result.usage.tools_tokens > 0
+
+
+class TestSummary:
+    def test_covered_messages_are_summarized_and_pinned_stays(self) -> None:
+        request = AssemblyInput(
+            messages=HISTORY,
+            context_window=0,
+            max_tokens=1000,
+            summary="He asked for a fix.",
+            summary_through_seq=2,
+        )
+        result = assemble(request, COUNTER)
+        assert [e.status for e in result.explain] == ["included", "summarized", "included"]
+        assert result.system == "Summary of earlier conversation:\nHe asked for a fix."
+        assert result.usage.summary_tokens == COUNTER.count_text(
+            "\n\nSummary of earlier conversation:\nHe asked for a fix."
+        )
+
+    def test_unpinned_covered_messages_are_all_summarized(self) -> None:
+        request = AssemblyInput(
+            messages=HISTORY,
+            context_window=0,
+            max_tokens=1000,
+            summary="S",
+            summary_through_seq=2,
+            settings=ContextSettings(pin_first_message=False, summary_placement="messages"),
+        )
+        result = assemble(request, COUNTER)
+        assert [e.status for e in result.explain] == ["summarized", "summarized", "included"]
+        assert [m["role"] for m in result.messages] == ["user", "assistant", "user"]
+        assert result.messages[0]["content"] == "[Summary of earlier conversation]\nS"
+
+
+class TestPendingCall:
+    def test_newest_pending_call_is_kept_under_pressure(self) -> None:
+        history = [make_message(1, "user", "go")]
+        for i in range(2, 30, 2):
+            history.append(
+                make_message(
+                    i,
+                    "assistant",
+                    [{"type": "tool_use", "id": f"t{i}", "name": "cat", "input": {}}],
+                )
+            )
+            history.append(
+                make_message(
+                    i + 1,
+                    "user",
+                    [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 800}],
+                )
+            )
+        history.append(
+            make_message(
+                30, "assistant", [{"type": "tool_use", "id": "t30", "name": "cat", "input": {}}]
+            )
+        )
+        result = assemble(
+            AssemblyInput(messages=tuple(history), context_window=0, max_tokens=600, mode="never"),
+            COUNTER,
+        )
+        assert result.explain[-1].status == "included"
+        assert result.messages[-1]["content"][-1]["id"] == "t30"
+        assert result.usage.total_tokens <= 600

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+import math
+
+from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
+from app.engine.budget import ContextSettings, estimate_limit
+from app.engine.fold import MIN_FOLD_UNITS, fold_bounds, plan_fold_count
+from app.engine.types import Message
+from app.engine.units import Unit
+from tests.engine.strategies import FakeCounter, make_message
+
+COUNTER = FakeCounter()
+
+
+def _chat(turns: int, size: int = 400) -> list[Message]:
+    messages = [make_message(1, "user", "The task: build the parser")]
+    for turn in range(turns):
+        messages.append(make_message(len(messages) + 1, "assistant", f"step {turn} " + "a" * size))
+        messages.append(make_message(len(messages) + 1, "user", f"next {turn} " + "b" * size))
+    return messages
+
+
+def _units(*tokens: int) -> list[Unit]:
+    return [
+        Unit((make_message(i + 1, "assistant", "x" * (4 * (t - 5))),)) for i, t in enumerate(tokens)
+    ]
+
+
+def _fold_and_reassemble(
+    request: AssemblyInput, summary: str
+) -> tuple[AssemblyResult, AssemblyResult]:
+    first = assemble(request, COUNTER)
+    assert first.fold_plan is not None
+    fields = {f: getattr(request, f) for f in request.__dataclass_fields__}
+    fields.update(summary=summary, summary_through_seq=first.fold_plan.through_seq, mode="auto")
+    return first, assemble(AssemblyInput(**fields), COUNTER)
+
+
+class TestPlanFoldCount:
+    def test_folds_the_oldest_units_down_to_the_target(self) -> None:
+        units = _units(100, 100, 100, 100, 100, 100)
+        bounds = fold_bounds(units, keep_recent=1)
+        count = plan_fold_count(
+            units, bounds, other_tokens=0, limit=500, fold_target=0.6, force=False
+        )
+        assert count == 3  # 600 → 300 ≤ 0.6 × 500
+
+    def test_folds_a_minimum_chunk_worth_a_summarizer_call(self) -> None:
+        units = _units(10, 10, 10, 400)
+        bounds = fold_bounds(units, keep_recent=1)
+        count = plan_fold_count(
+            units, bounds, other_tokens=0, limit=420, fold_target=0.99, force=False
+        )
+        assert count == MIN_FOLD_UNITS
+
+    def test_recent_messages_are_folded_only_when_they_alone_are_over_budget(self) -> None:
+        units = _units(100, 300, 300, 300)
+        bounds = fold_bounds(units, keep_recent=3)
+        assert bounds.keep_from == 1
+        assert (
+            plan_fold_count(units, bounds, other_tokens=0, limit=1000, fold_target=0.5, force=False)
+            == 1
+        )
+        assert (
+            plan_fold_count(units, bounds, other_tokens=0, limit=500, fold_target=0.5, force=False)
+            == 3
+        )
+
+    def test_force_folds_everything_but_keep_recent(self) -> None:
+        units = _units(5, 5, 5, 5, 5)
+        bounds = fold_bounds(units, keep_recent=2)
+        assert (
+            plan_fold_count(units, bounds, other_tokens=0, limit=10**6, fold_target=0.6, force=True)
+            == 3
+        )
+
+
+class TestFoldPlan:
+    def test_no_plan_when_it_fits(self) -> None:
+        result = assemble(
+            AssemblyInput(messages=tuple(_chat(3)), context_window=0, max_tokens=10**5), COUNTER
+        )
+        assert result.fold_plan is None and {e.status for e in result.explain} == {"included"}
+
+    def test_fold_lands_under_the_target_after_the_summary_is_applied(self) -> None:
+        settings = ContextSettings(keep_recent=4, fold_target=0.6)
+        request = AssemblyInput(
+            messages=tuple(_chat(20)), context_window=0, max_tokens=3000, settings=settings
+        )
+        first, second = _fold_and_reassemble(request, "The parser is half built.")
+        plan = first.fold_plan
+        assert plan is not None and plan.trigger == "threshold"
+        assert [m.seq for m in plan.messages] == list(
+            range(2, plan.through_seq + 1)
+        )  # oldest, contiguous
+        assert "m1" not in {m.id for m in plan.messages}  # pinned: never given to the summarizer
+        assert second.fold_plan is None
+        assert second.usage.estimated_tokens <= math.floor(0.6 * estimate_limit(3000, 1.0))
+        assert {e.status for e in second.explain if e.seq <= plan.through_seq and e.id != "m1"} == {
+            "summarized"
+        }
+        first_message = second.messages[0]  # the pinned task, merged with a following user turn
+        assert first_message["role"] == "user"
+        assert first_message["content"][0] == {"type": "text", "text": "The task: build the parser"}
+
+    def test_first_pass_result_is_already_within_budget(self) -> None:
+        request = AssemblyInput(messages=tuple(_chat(20)), context_window=0, max_tokens=3000)
+        result = assemble(request, COUNTER)
+        assert result.fold_plan is not None and result.usage.total_tokens <= 3000
+        assert "dropped" in {e.status for e in result.explain}
+
+    def test_pending_tool_call_and_newest_user_turn_are_never_folded(self) -> None:
+        history = _chat(6, size=2000)
+        history.append(
+            make_message(
+                len(history) + 1,
+                "assistant",
+                [{"type": "tool_use", "id": "t9", "name": "ls", "input": {}}],
+            )
+        )
+        settings = ContextSettings(keep_recent=0)
+        request = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=1500, settings=settings
+        )
+        plan = assemble(request, COUNTER).fold_plan
+        assert plan is not None
+        newest_user = max(m.seq for m in history if m.role == "user")
+        assert plan.through_seq < newest_user
+
+    def test_force_folds_now_even_when_it_fits(self) -> None:
+        settings = ContextSettings(keep_recent=2)
+        request = AssemblyInput(
+            messages=tuple(_chat(5)),
+            context_window=0,
+            max_tokens=10**5,
+            settings=settings,
+            mode="force",
+        )
+        plan = assemble(request, COUNTER).fold_plan
+        assert plan is not None and plan.trigger == "force"
+        assert [m.seq for m in plan.messages] == list(range(2, 10))  # all but pinned and last 2
+
+    def test_never_mode_drops_oldest_units_instead(self) -> None:
+        request = AssemblyInput(
+            messages=tuple(_chat(20)), context_window=0, max_tokens=2000, mode="never"
+        )
+        result = assemble(request, COUNTER)
+        assert result.fold_plan is None
+        statuses = [e.status for e in result.explain]
+        assert statuses[0] == "included"  # pinned
+        first_kept = statuses.index("included", 1)
+        assert set(statuses[1:first_kept]) == {"dropped"} and "dropped" not in statuses[first_kept:]
+        assert result.dropped == tuple(e.id for e in result.explain[1:first_kept])
+
+    def test_fold_plan_only_covers_messages_after_the_previous_summary(self) -> None:
+        request = AssemblyInput(
+            messages=tuple(_chat(20)),
+            context_window=0,
+            max_tokens=2500,
+            summary="Earlier: set up.",
+            summary_through_seq=11,
+        )
+        plan = assemble(request, COUNTER).fold_plan
+        assert plan is not None and min(m.seq for m in plan.messages) == 12

@@ -1,0 +1,193 @@
+"""Incremental folding: merge with the previous summary, eviction under budget, determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.summarizers.base import SummaryRequest
+from app.summarizers.rule import RuleSummarizer, rule_summary
+from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.render import render
+from app.tokens.counter import TiktokenCounter
+from tests.summarizers.helpers import conversation
+
+LLM_SUMMARY = """## Task Progress
+Migrating the billing service to Stripe webhooks; 3 of 5 handlers done.
+
+## Key Decisions
+- Use idempotency keys stored in `webhook_events` instead of Redis locks.
+
+## Errors & Solutions
+1. `sqlalchemy.exc.IntegrityError: duplicate key value` — fixed by the unique index.
+"""
+
+
+def call(call_id: str, name: str, args: dict[str, Any], result: str) -> list[tuple[str, Any]]:
+    return [
+        ("assistant", [{"type": "tool_use", "id": call_id, "name": name, "input": args}]),
+        ("user", [{"type": "tool_result", "tool_use_id": call_id, "content": result}]),
+    ]
+
+
+class TestMerge:
+    def test_own_format_round_trips(self, counter) -> None:
+        first = rule_summary(
+            conversation(
+                ("user", "Fix it. Never push to main."),
+                *call("1", "edit_file", {"path": "a.py"}, "ok"),
+                *call("2", "bash", {"command": "make"}, "error: boom\nexit code: 2"),
+            ),
+            None,
+            2000,
+            counter,
+        )
+        again = render(parse_summary(first).items())
+        assert again == first
+
+    def test_facts_are_deduplicated_across_folds(self, counter) -> None:
+        fold = conversation(
+            ("user", "Go. Never push to main."), *call("1", "read_file", {"path": "a.py"}, "x")
+        )
+        first = rule_summary(fold, None, 2000, counter)
+        second = rule_summary(fold, first, 2000, counter)
+        assert second.count("- Never push to main.") == 1
+        assert second.count("- `a.py`") == 1
+
+    def test_newest_wins_file_read_then_modified_later(self, counter) -> None:
+        first = rule_summary(
+            conversation(("user", "Go."), *call("1", "read_file", {"path": "a.py"}, "x")),
+            None,
+            2000,
+            counter,
+        )
+        second = rule_summary(
+            conversation(*call("2", "edit_file", {"path": "a.py"}, "ok")), first, 2000, counter
+        )
+        assert "Files modified:\n- `a.py` (read_file, edit_file)" in second
+        assert "Files read" not in second
+
+    def test_previous_task_is_kept_and_not_replaced(self, counter) -> None:
+        first = rule_summary(conversation(("user", "Build the importer.")), None, 2000, counter)
+        second = rule_summary(conversation(("user", "Now write docs.")), first, 2000, counter)
+        assert second.startswith("Task: Build the importer.")
+        assert "Current focus: Now write docs." in second
+
+    def test_llm_written_previous_summary_is_kept_as_context(self, counter) -> None:
+        text = rule_summary(
+            conversation(("user", "Continue with handler 4.")), LLM_SUMMARY, 2000, counter
+        )
+        assert "Earlier context:" in text
+        assert "- Use idempotency keys stored in `webhook_events` instead of Redis locks." in text
+        assert (
+            "`sqlalchemy.exc.IntegrityError: duplicate key value` — fixed by the unique index."
+            in text
+        )
+        assert "## " not in text  # headings are structure, not facts
+
+
+class TestBudget:
+    def test_lowest_value_items_go_first(self, counter) -> None:
+        reads = [
+            m for n in range(40) for m in call(f"r{n}", "read_file", {"path": f"src/m{n}.py"}, "x")
+        ]
+        items = [
+            ("user", "Go. Never change the schema."),
+            *reads,
+            *call("e", "bash", {"command": "make"}, "error: boom\nexit 2"),
+        ]
+        text = rule_summary(conversation(*items), None, 120, counter)
+        assert counter.count_text(text) <= 120
+        assert "- Never change the schema." in text
+        assert "`error: boom`" in text
+        assert "`src/m0.py`" not in text  # the oldest read was evicted first
+
+    def test_tiny_budget_still_fits(self, counter) -> None:
+        text = rule_summary(conversation(("user", "word " * 500)), None, 10, counter)
+        assert 0 < counter.count_text(text) <= 10
+
+
+_ROLES = st.sampled_from(["user", "assistant"])
+_WORDS = st.sampled_from(
+    [
+        "Never",
+        "use",
+        "we'll",
+        "instead",
+        "of",
+        "src/a.py",
+        "Error:",
+        "fail",
+        "must",
+        "?",
+        ".",
+        "\n",
+        "x" * 30,
+    ]
+)
+_TEXT = st.lists(_WORDS, min_size=1, max_size=40).map(" ".join)
+_TOOL = st.tuples(
+    st.sampled_from(["read_file", "edit_file", "bash", "frobnicate"]),
+    st.sampled_from(["a.py", "src/b.ts", "make test", "cat x.md > y.md"]),
+    st.sampled_from(
+        [
+            "ok",
+            "error: bad\nexit code: 1",
+            "exit code: 0",
+            "Traceback (most recent call last):\nKeyError: 'k'",
+        ]
+    ),
+)
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = [("user", draw(_TEXT))]
+    for n in range(draw(st.integers(0, 25))):
+        if draw(st.booleans()):
+            items.append((draw(_ROLES), draw(_TEXT)))
+        else:
+            name, arg, result = draw(_TOOL)
+            args = {"command" if name == "bash" else "path": arg}
+            if draw(st.booleans()):  # OpenAI shape
+                function = {"name": name, "arguments": json.dumps(args)}
+                items.append(
+                    ("assistant", None, {"tool_calls": [{"id": f"c{n}", "function": function}]})
+                )
+                if draw(st.booleans()):  # sometimes still pending
+                    items.append(("tool", result, {"tool_call_id": f"c{n}"}))
+            else:
+                items += call(f"c{n}", name, args, result)
+    return items
+
+
+class TestInvariants:
+    @settings(
+        max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(items=transcripts(), budget=st.integers(1, 400), previous=st.none() | _TEXT)
+    def test_never_exceeds_budget(self, counter: TiktokenCounter, items, budget, previous) -> None:
+        result = asyncio.run(
+            RuleSummarizer(counter).summarize(
+                SummaryRequest(conversation(*items), previous, budget)
+            )
+        )
+        assert result.tokens == counter.count_text(result.text) <= budget
+        assert result.method == "rule"
+
+    @settings(
+        max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(items=transcripts(), budget=st.integers(50, 400))
+    def test_deterministic_and_stable_under_refold(
+        self, counter: TiktokenCounter, items, budget
+    ) -> None:
+        messages = conversation(*items)
+        first = rule_summary(messages, None, budget, counter)
+        assert rule_summary(messages, None, budget, counter) == first
+        refolded = rule_summary([], first, budget, counter)  # folding nothing new changes nothing
+        assert counter.count_text(refolded) <= budget

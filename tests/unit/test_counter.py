@@ -1,0 +1,204 @@
+"""TiktokenCounter: text, blocks, messages and tools, against raw tiktoken."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.settings import Settings
+from app.tokens.base import TokenCounter
+from app.tokens.counter import (
+    IMAGE_TOKENS,
+    REPLY_PRIMING_TOKENS,
+    TOKENS_PER_BLOCK,
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+    TOKENS_PER_TOOL,
+    TOKENS_PER_TOOL_CALL,
+    TiktokenCounter,
+    counter_for,
+    counter_for_encoding,
+)
+from app.tokens.encodings import get_encoding
+from app.tokens.registry import load_registry
+
+ENC = get_encoding("cl100k_base")
+COUNTER = counter_for_encoding("cl100k_base")
+
+
+def raw(text: str) -> int:
+    return len(ENC.encode(text, disallowed_special=()))
+
+
+def compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class TestText:
+    def test_is_a_token_counter(self) -> None:
+        counter: TokenCounter = COUNTER
+        assert counter.count_text("hello world") == 2
+        assert COUNTER.encoding_name == "cl100k_base"
+
+    def test_empty_text_is_zero(self) -> None:
+        assert COUNTER.count_text("") == 0
+        assert COUNTER.count_content("") == 0
+        assert COUNTER.count_content([]) == 0
+
+    def test_special_token_text_is_counted_as_ordinary_text(self) -> None:
+        text = "before <|endoftext|> after"
+        assert COUNTER.count_text(text) == raw(text)
+        assert COUNTER.count_text(text) > raw("before  after") + 1  # not one special token
+
+    @settings(max_examples=200)
+    @given(st.text())
+    def test_matches_raw_tiktoken(self, text: str) -> None:
+        assert COUNTER.count_text(text) == raw(text)
+
+    @given(st.lists(st.text(max_size=50), max_size=20))
+    def test_count_many_equals_one_by_one(self, texts: list[str]) -> None:
+        assert COUNTER.count_many(texts) == [raw(text) for text in texts]
+
+
+class TestContent:
+    def test_string_content_is_its_text(self) -> None:
+        assert COUNTER.count_content("The quick brown fox") == raw("The quick brown fox")
+
+    def test_blocks_add_overhead_each(self) -> None:
+        tool_input = {"path": "app/main.py", "lines": [1, 2]}
+        blocks: list[dict[str, Any]] = [
+            {"type": "text", "text": "Reading the file."},
+            {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": tool_input},
+            {"type": "image", "source": {"type": "base64", "data": "A" * 10_000}},
+        ]
+        expected = (
+            3 * TOKENS_PER_BLOCK
+            + raw("Reading the file.")
+            + raw("read_file")
+            + raw(compact(tool_input))
+            + IMAGE_TOKENS
+        )
+        assert COUNTER.count_content(blocks) == expected
+
+    def test_tool_result_counts_nested_content(self) -> None:
+        nested = [{"type": "text", "text": "line one"}, {"type": "text", "text": "line two"}]
+        as_string = {"type": "tool_result", "tool_use_id": "t1", "content": "exit 0"}
+        as_blocks = {"type": "tool_result", "tool_use_id": "t1", "content": nested}
+        assert COUNTER.count_content([as_string]) == TOKENS_PER_BLOCK + raw("exit 0")
+        assert COUNTER.count_content([as_blocks]) == TOKENS_PER_BLOCK + COUNTER.count_content(
+            nested
+        )
+
+    def test_unknown_block_counts_its_json(self) -> None:
+        block = {"type": "thinking", "thinking": "Let me see… 日本語", "signature": "abc"}
+        assert COUNTER.count_content([block]) == TOKENS_PER_BLOCK + raw(compact(block))
+
+
+class TestMessages:
+    def test_plain_message_is_content_plus_framing_and_role(self) -> None:
+        tokens = COUNTER.count_message(role="user", content="Fix the bug")
+        assert tokens == TOKENS_PER_MESSAGE + raw("user") + raw("Fix the bug")
+
+    def test_name_tool_calls_and_tool_call_id(self) -> None:
+        calls = [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+            }
+        ]
+        assistant = COUNTER.count_message(
+            role="assistant", content=None, name="bot", tool_calls=calls
+        )
+        assert assistant == (
+            TOKENS_PER_MESSAGE
+            + raw("assistant")
+            + TOKENS_PER_NAME
+            + raw("bot")
+            + raw("get_weather")
+            + raw('{"city":"Paris"}')
+            + TOKENS_PER_TOOL_CALL
+        )
+        tool = COUNTER.count_message(role="tool", content="18°C", tool_call_id="call_abc123")
+        assert tool == TOKENS_PER_MESSAGE + raw("tool") + raw("18°C") + raw("call_abc123")
+
+    def test_openai_cookbook_example_matches_api_prompt_tokens(self) -> None:
+        # OpenAI cookbook "How to count tokens with tiktoken": the API reports 129 prompt
+        # tokens for these messages on gpt-3.5-turbo-0613 / gpt-4-0613 (cl100k_base).
+        messages = [
+            {
+                "role": "system",
+                "content": "You are a helpful, pattern-following assistant "
+                "that translates corporate jargon into plain English.",
+            },
+            {
+                "role": "system",
+                "name": "example_user",
+                "content": "New synergies will help drive top-line growth.",
+            },
+            {
+                "role": "system",
+                "name": "example_assistant",
+                "content": "Things working well together will increase revenue.",
+            },
+            {
+                "role": "system",
+                "name": "example_user",
+                "content": "Let's circle back when we "
+                "have more bandwidth to touch base on opportunities for increased leverage.",
+            },
+            {
+                "role": "system",
+                "name": "example_assistant",
+                "content": "Let's talk later when we're less busy about how to do better.",
+            },
+            {
+                "role": "user",
+                "content": "This late pivot means we don't have time to boil "
+                "the ocean for the client's project.",
+            },
+        ]
+        assert COUNTER.count_messages(messages) + REPLY_PRIMING_TOKENS == 129
+
+    def test_count_messages_sums_count_message(self) -> None:
+        messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+        expected = sum(
+            COUNTER.count_message(role=m["role"], content=m["content"]) for m in messages
+        )
+        assert COUNTER.count_messages(messages) == expected
+
+
+class TestTools:
+    def test_each_definition_is_its_json_plus_overhead(self) -> None:
+        tools: list[dict[str, Any]] = [
+            {
+                "name": "bash",
+                "description": "Run a command",
+                "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+            },
+            {"type": "web_search_20250305", "name": "web_search"},
+        ]
+        expected = sum(TOKENS_PER_TOOL + raw(compact(tool)) for tool in tools)
+        assert COUNTER.count_tools(tools) == expected
+        assert COUNTER.count_tools([]) == 0
+
+
+class TestCounterFor:
+    @pytest.mark.parametrize(
+        ("first", "second", "shared"),
+        [
+            ("claude-sonnet-4-5", "gpt-4", True),
+            ("gpt-4o", "gpt-5", True),
+            ("gpt-4o", "gpt-4", False),
+        ],
+    )
+    def test_one_counter_per_encoding(self, first: str, second: str, shared: bool) -> None:
+        registry = load_registry(Settings())
+        a, b = counter_for(registry.get(first)), counter_for(registry.get(second))
+        assert (a is b) is shared
+        assert isinstance(a, TiktokenCounter)
+        assert a.encoding_name == registry.get(first).encoding

@@ -1,0 +1,154 @@
+"""The model registry: packaged entries, id resolution, configured overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import UnknownModel
+from app.core.settings import Settings
+from app.tokens.registry import ModelInfo, ModelRegistry, ModelRegistryError, load_registry
+
+CLAUDE = [
+    "claude-opus-4-1",
+    "claude-opus-4",
+    "claude-sonnet-4-5",
+    "claude-sonnet-4",
+    "claude-3-7-sonnet",
+    "claude-haiku-4-5",
+    "claude-3-5-haiku",
+    "claude-3-5-sonnet",
+]
+O200K = [
+    "gpt-5",
+    "gpt-5-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "gpt-4o",
+    "gpt-4o-mini",
+    "o3",
+    "o4-mini",
+    "o1",
+]
+CL100K = ["gpt-4-turbo", "gpt-4", "gpt-3.5-turbo"]
+
+
+def _registry(models_file: str | None = None) -> ModelRegistry:
+    return load_registry(Settings(models_file=models_file))
+
+
+class TestPackaged:
+    def test_claude_models_are_estimates_with_200k_windows(self) -> None:
+        for name in CLAUDE:
+            model = _registry().get(name)
+            assert (model.provider, model.context_window, model.exact) == (
+                "anthropic",
+                200_000,
+                False,
+            )
+            assert model.encoding == "cl100k_base"
+            assert model.family == "anthropic"
+            assert 0 < model.max_output_tokens < model.context_window
+
+    def test_openai_models_are_exact_with_their_encoding(self) -> None:
+        for names, encoding in ((O200K, "o200k_base"), (CL100K, "cl100k_base")):
+            for name in names:
+                model = _registry().get(name)
+                assert (model.provider, model.encoding, model.exact) == ("openai", encoding, True)
+                assert model.family == encoding
+
+    def test_all_lists_every_model_once(self) -> None:
+        names = [model.name for model in _registry().all()]
+        assert sorted(names) == sorted(set(CLAUDE + O200K + CL100K))
+
+
+class TestResolution:
+    @pytest.mark.parametrize(
+        ("model_id", "expected"),
+        [
+            ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+            ("claude-opus-4-1-20250805", "claude-opus-4-1"),
+            ("claude-opus-4-20250514", "claude-opus-4"),
+            ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
+            ("gpt-4o-2024-08-06", "gpt-4o"),
+            ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
+            ("gpt-4-0613", "gpt-4"),
+        ],
+    )
+    def test_dated_ids_resolve_to_longest_prefix(self, model_id: str, expected: str) -> None:
+        assert _registry().get(model_id).name == expected
+
+    @pytest.mark.parametrize("model_id", ["gpt-4.5-preview", "claude-2", "llama-3", "gpt-4o2"])
+    def test_unknown_ids_raise_422_listing_known_names(self, model_id: str) -> None:
+        with pytest.raises(UnknownModel) as caught:
+            _registry().get(model_id)
+        assert caught.value.status_code == 422
+        assert caught.value.code == "unknown_model"
+        assert "claude-3-5-haiku" in caught.value.message
+        assert caught.value.details["model"] == model_id
+
+
+class TestOverrides:
+    def test_inline_list_adds_and_replaces_partially(self) -> None:
+        inline = json.dumps(
+            [
+                {
+                    "name": "local-llama",
+                    "provider": "openai",
+                    "context_window": 32_000,
+                    "max_output_tokens": 4_000,
+                    "encoding": "cl100k_base",
+                    "exact": False,
+                },
+                {"name": "claude-sonnet-4-5", "context_window": 1_000_000},
+            ]
+        )
+        registry = _registry(inline)
+        assert registry.get("local-llama") == ModelInfo(
+            "local-llama", "openai", 32_000, 4_000, "cl100k_base", False
+        )
+        sonnet = registry.get("claude-sonnet-4-5-20250929")
+        assert (sonnet.context_window, sonnet.max_output_tokens) == (1_000_000, 64_000)
+
+    def test_file_path_and_exact_defaults_by_provider(self, tmp_path: Path) -> None:
+        path = tmp_path / "models.json"
+        path.write_text(
+            json.dumps(
+                [
+                    {
+                        "name": "my-claude",
+                        "provider": "anthropic",
+                        "context_window": 100,
+                        "max_output_tokens": 10,
+                        "encoding": "cl100k_base",
+                    }
+                ]
+            )
+        )
+        assert _registry(str(path)).get("my-claude").exact is False
+
+    def test_cached_per_models_file_value(self) -> None:
+        assert _registry() is _registry()
+        assert _registry('[{"name": "gpt-4", "context_window": 9000}]') is not _registry()
+
+    @pytest.mark.parametrize(
+        ("models_file", "reason"),
+        [
+            ("/nonexistent/models.json", "cannot read models_file"),
+            ("[{", "not valid JSON"),
+            ('{"name": "x"}', "must be a JSON list of model objects"),
+            ("[1]", "must be a JSON list of model objects"),
+            ('[{"provider": "openai"}]', "non-empty string 'name'"),
+            ('[{"name": "gpt-4", "window": 1}]', "unknown fields"),
+            ('[{"name": "new-model", "provider": "openai"}]', "encoding must be one of"),
+            ('[{"name": "gpt-4", "provider": "mistral"}]', "provider must be one of"),
+            ('[{"name": "gpt-4", "context_window": 0}]', "context_window must be a positive"),
+            ('[{"name": "gpt-4", "max_output_tokens": 10000}]', "exceeds context_window"),
+            ('[{"name": "gpt-4", "exact": "yes"}]', "exact must be true or false"),
+        ],
+    )
+    def test_bad_configuration_fails_with_clear_error(self, models_file: str, reason: str) -> None:
+        with pytest.raises(ModelRegistryError, match=reason):
+            _registry(models_file)
