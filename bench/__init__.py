@@ -1,0 +1,1 @@
+"""Performance benchmarks: `make bench` (bench.run) writes docs/benchmarks.md."""

@@ -8,8 +8,9 @@ cookbook's (3 framing tokens + role + content + tool calls) — the form its doc
 Foldwise is timed in-process three ways, because they answer different questions:
 - `engine`: `assemble()` over messages whose counts are already known — what
   `GET /sessions/{id}/context` runs per request (counts are stored at append);
-- `stateless`: validate + count every posted message + `assemble()` — the work of
-  `POST /assemble-context` without HTTP (the messages arrive uncounted);
+- `stateless`: `app.services.assembly.assemble_posted` on the parsed request body — the
+  whole of `POST /assemble-context` minus HTTP and JSON (validate and count every posted
+  message, then `assemble()`);
 - and, in run.py, the same route over HTTP on the production server.
 """
 
@@ -27,13 +28,16 @@ from langchain_core.messages import (
     trim_messages,
 )
 
+from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import ContextSettings
 from app.engine.shapes import normalize_message
 from app.engine.types import Message
+from app.schemas.context import AssembleRequest
+from app.services.assembly import assemble_posted
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.encodings import get_encoding
-from app.tokens.registry import load_registry
+from app.tokens.registry import ModelInfo, load_registry
 from bench.conversation import transcript
 from bench.timing import interleaved_medians, ratio
 
@@ -166,8 +170,12 @@ def run_assemble() -> AssembleResult:
     def engine() -> int:
         return assemble(request(counted), counter).messages_included
 
+    settings = Settings()
+    registry = load_registry(settings)
+    body = AssembleRequest(**assemble_body())
+
     def stateless() -> int:
-        return assemble(request(to_engine(raw, counter)), counter).messages_included
+        return assemble_posted(body, settings, registry).messages_included
 
     def langchain() -> int:
         return len(
@@ -191,7 +199,5 @@ def run_assemble() -> AssembleResult:
     )
 
 
-def load_registry_model() -> Any:
-    from app.core.settings import Settings
-
+def load_registry_model() -> ModelInfo:
     return load_registry(Settings()).get(MODEL)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bench.cases_assemble import assemble_body
@@ -24,7 +26,7 @@ from bench.conversation import transcript
 from bench.http import call, load
 from bench.loadgen import percentile
 from bench.seed import MODEL, SYSTEM_PROMPT, SeededSession, seed_folded_session
-from bench.server import running_server
+from bench.server import logged_errors, running_server
 
 SIZES = (1_000, 10_000, 100_000)
 LATENCY_ROUNDS = 3
@@ -192,11 +194,16 @@ def run_backend(backend: str, database_url: str, *, with_assemble: bool) -> Back
     run = BackendRun(backend)
     for size in SIZES:
         run.seeds.append(asyncio.run(seed_folded_session(database_url, session_id(size), size)))
-    with running_server(database_url) as port:
-        _step(run, "append through the API", lambda: _measure_append(port, run))
-        if _step(run, "context check", lambda: _check_context(port, run)):
-            _step(run, "context latency", lambda: _measure_latency(port, run))
-            _step(run, "throughput", lambda: _measure_throughput(port, run))
-        if with_assemble:
-            _step(run, "assemble over HTTP", lambda: _measure_assemble_http(port, run))
+    with tempfile.TemporaryDirectory(prefix="foldwise-server-") as directory:
+        log_path = Path(directory) / "server.log"
+        with running_server(database_url, log_path) as port:
+            _step(run, "append through the API", lambda: _measure_append(port, run))
+            if _step(run, "context check", lambda: _check_context(port, run)):
+                _step(run, "context latency", lambda: _measure_latency(port, run))
+                _step(run, "throughput", lambda: _measure_throughput(port, run))
+            if with_assemble:
+                _step(run, "assemble over HTTP", lambda: _measure_assemble_http(port, run))
+        count, errors = logged_errors(log_path)
+        if count:
+            run.problems.append(f"the server logged {count} tracebacks: " + " | ".join(errors))
     return run

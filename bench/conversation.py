@@ -9,11 +9,48 @@ message on average), with words drawn from a seeded generator so no two turns ar
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
 TURN_LENGTH = 4
-_WORDS = ["parse", "config", "session", "token", "budget", "summary", "handler", "request", "response", "cache", "retry", "index", "schema", "migration", "value", "error", "module", "function", "client", "server", "context", "window", "message", "offset", "cursor", "payload", "stream", "buffer", "limit", "worker", "queue", "lease", "version", "commit", "rollback"]
+_WORDS = [
+    "parse",
+    "config",
+    "session",
+    "token",
+    "budget",
+    "summary",
+    "handler",
+    "request",
+    "response",
+    "cache",
+    "retry",
+    "index",
+    "schema",
+    "migration",
+    "value",
+    "error",
+    "module",
+    "function",
+    "client",
+    "server",
+    "context",
+    "window",
+    "message",
+    "offset",
+    "cursor",
+    "payload",
+    "stream",
+    "buffer",
+    "limit",
+    "worker",
+    "queue",
+    "lease",
+    "version",
+    "commit",
+    "rollback",
+]
 _FILE_LINE_TEMPLATES = (
     "def {a}_{b}(self, {c}: int) -> str:",
     "    return self.{a}.{b}({c}, strict=True)",
@@ -73,7 +110,7 @@ def openai_turn(rng: random.Random, turn: int) -> list[dict[str, Any]]:
     call = {
         "id": call_id,
         "type": "function",
-        "function": {"name": "read_file", "arguments": '{"path": "%s"}' % path},
+        "function": {"name": "read_file", "arguments": json.dumps({"path": path})},
     }
     return [
         {"role": "user", "content": request},

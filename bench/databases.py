@@ -23,7 +23,7 @@ def bench_database_name() -> str:
 
 
 async def _pg_admin(statement: str) -> None:
-    import asyncpg
+    import asyncpg  # type: ignore[import-untyped]
 
     connection = await asyncpg.connect(f"{PG_SERVER_URL}/{PG_MAINTENANCE_DB}", timeout=5)
     try:

@@ -110,8 +110,7 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[min(len(sorted_values), rank) - 1]
 
 
-async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    body = Path(args.body_file).read_bytes() if args.body_file else None
+async def main_async(args: argparse.Namespace, body: bytes | None) -> dict[str, Any]:
     request = build_request(args.method, args.path, args.host, args.port, body)
     if args.warmup_requests > 0:
         await run_phase(args, request, args.warmup_seconds, args.warmup_requests, None)
@@ -159,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         runner: Any = uvloop.run
     except ImportError:  # the stock loop works too, it only costs the client more CPU
         runner = asyncio.run
-    result = runner(main_async(args))
+    body = Path(args.body_file).read_bytes() if args.body_file else None
+    result = runner(main_async(args, body))
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

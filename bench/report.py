@@ -40,7 +40,11 @@ def kept_sections(existing: str) -> list[str]:
     return [part.rstrip() + "\n" for part in parts if part.startswith(KEPT_SECTIONS)]
 
 
-def _verdict(ok: bool | None) -> str:
+def row(*cells: object) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("**met**" if ok else "**missed**")
 
 
@@ -48,78 +52,268 @@ def _ms(value: float) -> str:
     return f"{value:.2f}" if value < 100 else f"{value:.0f}"
 
 
-def _latency_rows(run: BackendRun) -> tuple[list[str], bool | None]:
-    rows, verdicts = [], []
+def latency_ratios(run: BackendRun) -> dict[int, tuple[float, float]]:
+    """(p50, p99) ÷ the 1k figures, per measured size."""
     base = run.latency.get(SIZES[0])
-    for seeded in run.seeds:
-        lat = run.latency.get(seeded.messages)
-        if lat is None or not lat.samples_ms or base is None or not base.samples_ms:
-            rows.append(
-                f"| {run.backend} | {seeded.messages:,} | {seeded.seconds:.1f} | – | – | – | – | – |"
-            )
-            continue
-        p50_ratio, p99_ratio = lat.p50_ms / base.p50_ms, lat.p99_ms / base.p99_ms
-        verdicts += [p50_ratio <= LATENCY_TARGET, p99_ratio <= LATENCY_TARGET]
-        rows.append(
-            f"| {run.backend} | {seeded.messages:,} | {seeded.seconds:.1f} | {len(lat.samples_ms)}"
-            f" | {_ms(lat.p50_ms)} | {_ms(lat.p99_ms)} | **{p50_ratio:.2f}** | **{p99_ratio:.2f}** |"
-        )
-    return rows, (all(verdicts) if verdicts else None)
+    if base is None or not base.samples_ms:
+        return {}
+    return {
+        size: (lat.p50_ms / base.p50_ms, lat.p99_ms / base.p99_ms)
+        for size, lat in run.latency.items()
+        if lat.samples_ms
+    }
 
 
-def _summary_table(results: Results) -> list[str]:
-    lines = [
-        "| # | Figure (ratio, same run) | Target | Measured | Verdict |",
-        "|---|---|---|---|---|",
-    ]
+def http_speedup(results: Results) -> float | None:
+    http = next((r.assemble_http for r in results.backends if r.assemble_http), None)
+    if not results.assemble or not http or not http.get("requests"):
+        return None
+    return float(results.assemble.langchain_seconds * 1000 / http["p50_ms"])
+
+
+def _targets(results: Results) -> list[str]:
+    lines = [row("#", "Figure (ratio, same run)", "Target", "Measured", "Verdict"), row(*"-----")]
     for run in results.backends:
-        _, ok = _latency_rows(run)
-        worst = [
-            max(
-                run.latency[s].p50_ms / run.latency[SIZES[0]].p50_ms,
-                run.latency[s].p99_ms / run.latency[SIZES[0]].p99_ms,
-            )
-            for s in SIZES[1:]
-            if run.latency.get(s) and run.latency[s].samples_ms and run.latency[SIZES[0]].samples_ms
-        ]
-        measured = f"worst {max(worst):.2f}" if worst else "not measured"
+        ratios = latency_ratios(run)
+        worst = max((max(pair) for size, pair in ratios.items() if size != SIZES[0]), default=None)
         lines.append(
-            f"| 1 | context p50/p99 at 10k and 100k ÷ 1k, {run.backend} | ≤ {LATENCY_TARGET} | {measured} | {_verdict(ok)} |"
+            row(
+                1,
+                f"context p50 and p99 at 10k and 100k ÷ 1k, {run.backend}",
+                f"≤ {LATENCY_TARGET}",
+                f"worst {worst:.2f}" if worst is not None else "not measured",
+                verdict(None if worst is None else worst <= LATENCY_TARGET),
+            )
         )
     for run in results.backends:
         tp = run.throughput_ratio
-        measured = f"{tp:.2f}" if tp is not None else "not measured"
-        ok = None if tp is None else tp >= THROUGHPUT_TARGET
         lines.append(
-            f"| 2 | context ÷ healthz throughput, {run.backend} | ≥ {THROUGHPUT_TARGET} | {measured} | {_verdict(ok)} |"
+            row(
+                2,
+                f"context ÷ healthz throughput, {run.backend}",
+                f"≥ {THROUGHPUT_TARGET}",
+                f"{tp:.2f}" if tp is not None else "not measured",
+                verdict(None if tp is None else tp >= THROUGHPUT_TARGET),
+            )
         )
     for shape, counting in results.counting:
         lines.append(
-            f"| 3 | append counting ÷ tiktoken encode, 1,000 {shape} messages | ≤ {COUNTING_TARGET} | {counting.ratio:.2f} | {_verdict(counting.ratio <= COUNTING_TARGET)} |"
+            row(
+                3,
+                f"append counting ÷ tiktoken encode, 1,000 {shape} messages",
+                f"≤ {COUNTING_TARGET}",
+                f"{counting.ratio:.2f}",
+                verdict(counting.ratio <= COUNTING_TARGET),
+            )
         )
     if results.assemble:
-        a = results.assemble
-        lines.append(
-            f"| 4 | LangChain ÷ Foldwise, stateless in-process (count + assemble) | ≥ {SPEEDUP_TARGET:.0f}× | {a.stateless_speedup:.2f}× | {_verdict(a.stateless_speedup >= SPEEDUP_TARGET)} |"
-        )
-        http = next((r.assemble_http for r in results.backends if r.assemble_http), None)
-        if http and http.get("requests"):
-            speedup = a.langchain_seconds * 1000 / http["p50_ms"]
-            lines.append(
-                f"| 4 | LangChain ÷ Foldwise, `POST /assemble-context` over HTTP (p50) | ≥ {SPEEDUP_TARGET:.0f}× | {speedup:.2f}× | {_verdict(speedup >= SPEEDUP_TARGET)} |"
-            )
-        else:
-            lines.append(
-                f"| 4 | LangChain ÷ Foldwise, `POST /assemble-context` over HTTP | ≥ {SPEEDUP_TARGET:.0f}× | not measured | n/a |"
-            )
-        lines.append(
-            f"| 4 | LangChain ÷ Foldwise, engine alone on stored counts (what the session route runs) | (info) | {a.engine_speedup:.2f}× | – |"
-        )
+        a, speedup = results.assemble, http_speedup(results)
+        target = f"≥ {SPEEDUP_TARGET:.0f}×"
+        lines += [
+            row(
+                4,
+                "LangChain ÷ Foldwise, stateless in-process (validate + count + assemble)",
+                target,
+                f"{a.stateless_speedup:.2f}×",
+                verdict(a.stateless_speedup >= SPEEDUP_TARGET),
+            ),
+            row(
+                4,
+                "LangChain ÷ Foldwise, `POST /assemble-context` over HTTP (p50)",
+                target,
+                f"{speedup:.2f}×" if speedup is not None else "not measured",
+                verdict(None if speedup is None else speedup >= SPEEDUP_TARGET),
+            ),
+            row(
+                4,
+                "LangChain ÷ Foldwise, `assemble()` alone on stored counts",
+                "(info)",
+                f"{a.engine_speedup:.2f}×",
+                "–",
+            ),
+        ]
     return lines
 
 
-def render(results: Results) -> str:
+def _machine(results: Results) -> list[str]:
     m = results.machine
+    load = " / ".join(f"{value:.2f}" for value in m.load_average)
+    return [
+        "## Machine and run",
+        "",
+        f"- Command: `{results.command}` (took {results.seconds / 60:.1f} min)",
+        f"- Date: {m.date}; git commit: {m.commit}; Python {m.python}",
+        f"- CPU: {m.cores} cores (`nproc`), {m.cpu_model}; memory {m.memory_gib:.1f} GiB",
+        f"- Load average at start (1/5/15 min): {load}",
+        "- Server: `python -m bench.server` = `create_app()` under uvicorn with uvloop, httptools,",
+        "  one worker, no access log, on 127.0.0.1; the load generator (`bench/loadgen.py`) is a",
+        "  separate process: raw asyncio sockets, HTTP/1.1 keep-alive, closed loop.",
+        "",
+    ]
+
+
+def _latency(results: Results) -> list[str]:
+    out = [
+        "## 1. Context latency vs history size",
+        "",
+        "`GET /sessions/{id}/context?format=anthropic` on folded sessions: a summary covers all",
+        "but the newest 40 messages (10 tool-using turns, ~4.5k tokens), as after a real fold, so",
+        "every request serves the same context and only the stored history differs. One client,",
+        "one keep-alive connection, requests back to back; 3 interleaved rounds of ≤ 150",
+        "requests (≤ 8 s) per size, samples pooled. Sessions are seeded straight into the",
+        "database (`bench/seed.py`: counted like the append path, bulk-inserted by the driver).",
+        "",
+        row("backend", "messages", "seed s", "samples", "p50 ms", "p99 ms", "p50 ÷ 1k", "p99 ÷ 1k"),
+        row("---", *["---:"] * 7),
+    ]
+    for run in results.backends:
+        ratios = latency_ratios(run)
+        for seeded in run.seeds:
+            lat = run.latency.get(seeded.messages)
+            pair = ratios.get(seeded.messages)
+            if lat is None or pair is None:
+                out.append(
+                    row(run.backend, f"{seeded.messages:,}", f"{seeded.seconds:.1f}", *"–" * 5)
+                )
+                continue
+            out.append(
+                row(
+                    run.backend,
+                    f"{seeded.messages:,}",
+                    f"{seeded.seconds:.1f}",
+                    len(lat.samples_ms),
+                    _ms(lat.p50_ms),
+                    _ms(lat.p99_ms),
+                    f"**{pair[0]:.2f}**",
+                    f"**{pair[1]:.2f}**",
+                )
+            )
+    appends = [
+        f"{run.backend}: {', '.join(f'{s:.2f} s' for s in run.append_seconds)}"
+        for run in results.backends
+        if run.append_seconds
+    ]
+    if appends:
+        out += [
+            "",
+            "For comparison, appending 1,000-message batches through `POST /sessions/{id}/messages`"
+            " (one request each): " + "; ".join(appends) + ".",
+        ]
+    return [*out, ""]
+
+
+def _throughput(results: Results) -> list[str]:
+    out = [
+        "## 2. Throughput: context vs healthz on the same server",
+        "",
+        "32 keep-alive connections, 4 s per measurement after a warm-up, two alternating rounds",
+        "(healthz, context, healthz, context), mean of the rounds; the 1k folded session.",
+        "",
+        row("backend", "healthz req/s", "context req/s", "context errors", "context ÷ healthz"),
+        row("---", *["---:"] * 4),
+    ]
+    for run in results.backends:
+        if run.throughput_ratio is None:
+            out.append(row(run.backend, "–", "–", "–", "not measured"))
+            continue
+        out.append(
+            row(
+                run.backend,
+                f"{statistics.mean(run.healthz_rps):.0f}",
+                f"{statistics.mean(run.context_rps):.0f}",
+                run.context_errors,
+                f"**{run.throughput_ratio:.2f}**",
+            )
+        )
+    return [*out, ""]
+
+
+def _counting(results: Results) -> list[str]:
+    out = [
+        "## 3. Counting a 1,000-message append batch",
+        "",
+        "The app's counter over normalized messages exactly as `MessageService` calls it, vs",
+        "tiktoken `encode` on exactly the strings the counter encodes (recorded by a spy",
+        "counter); 15 interleaved rounds, medians.",
+        "",
+        row(
+            "shape",
+            "tokens",
+            "strings",
+            "app ms",
+            "encode ms",
+            "encode_ordinary ms",
+            "app ÷ encode",
+        ),
+        row("---", *["---:"] * 6),
+    ]
+    for shape, c in results.counting:
+        out.append(
+            row(
+                shape,
+                f"{c.tokens:,}",
+                f"{c.texts:,}",
+                f"{c.app_seconds * 1000:.1f}",
+                f"{c.encode_seconds * 1000:.1f}",
+                f"{c.encode_ordinary_seconds * 1000:.1f}",
+                f"**{c.ratio:.2f}**",
+            )
+        )
+    return [*out, ""]
+
+
+def _assemble(results: Results) -> list[str]:
+    title = "## 4. Assembly vs LangChain `trim_messages`"
+    a = results.assemble
+    if a is None:
+        return [title, "", "Not measured in this run.", ""]
+    out = [
+        title,
+        "",
+        f"{a.messages:,} OpenAI-shaped messages ({a.input_tokens:,} tokens), budget {a.budget:,}",
+        "tokens, both sides counting with tiktoken cl100k_base. LangChain: `trim_messages(",
+        'strategy="last")` with a per-message tiktoken counter (cookbook framing). Foldwise:',
+        '`assemble()` with `mode="never"` (trim only, as the stateless route). 9 interleaved',
+        "rounds, medians.",
+        "",
+        row("variant", "ms", "LangChain ÷ this", "messages kept"),
+        row("---", "---:", "---:", "---:"),
+        row(
+            "LangChain `trim_messages`",
+            f"{a.langchain_seconds * 1000:.1f}",
+            "1.00",
+            a.langchain_kept,
+        ),
+        row(
+            "Foldwise stateless in-process (validate + count + assemble)",
+            f"{a.stateless_seconds * 1000:.1f}",
+            f"**{a.stateless_speedup:.2f}**",
+            a.foldwise_kept,
+        ),
+        row(
+            "Foldwise `assemble()` alone, counts known (as the session route)",
+            f"{a.engine_seconds * 1000:.1f}",
+            f"**{a.engine_speedup:.2f}**",
+            a.foldwise_kept,
+        ),
+    ]
+    http = next((r.assemble_http for r in results.backends if r.assemble_http), None)
+    speedup = http_speedup(results)
+    if http and speedup is not None:
+        out.append(
+            row(
+                f"Foldwise `POST /assemble-context` over HTTP, p50 of {http['requests']}",
+                f"{http['p50_ms']:.1f}",
+                f"**{speedup:.2f}**",
+                http.get("messages_included"),
+            )
+        )
+    else:
+        out.append(row("Foldwise `POST /assemble-context` over HTTP", "–", "not measured", "–"))
+    return [*out, ""]
+
+
+def render(results: Results) -> str:
     out = [
         "# Benchmarks",
         "",
@@ -134,131 +328,20 @@ def render(results: Results) -> str:
         "",
         "## Targets",
         "",
-        *_summary_table(results),
+        *_targets(results),
         "",
-        "## Machine and run",
-        "",
-        f"- Command: `{results.command}` (took {results.seconds / 60:.1f} min)",
-        f"- Date: {m.date}; git commit: {m.commit}; Python {m.python}",
-        f"- CPU: {m.cores} cores (`nproc`), {m.cpu_model}; memory {m.memory_gib:.1f} GiB",
-        f"- Load average at start: {m.load_average[0]:.2f} / {m.load_average[1]:.2f} / {m.load_average[2]:.2f}",
-        "- Server: `python -m bench.server` = `create_app()` under uvicorn with uvloop, httptools,",
-        "  one worker, no access log, on 127.0.0.1; the load generator (`bench/loadgen.py`) is a",
-        "  separate process: raw asyncio sockets, HTTP/1.1 keep-alive, closed loop.",
-        "",
+        *_machine(results),
+        *_latency(results),
+        *_throughput(results),
+        *_counting(results),
+        *_assemble(results),
     ]
-    out += _latency_section(results)
-    out += _throughput_section(results)
-    out += _counting_section(results)
-    out += _assemble_section(results)
-    if results.problems or any(run.problems for run in results.backends):
-        out += ["## Problems in this run", ""]
-        out += [f"- {p}" for p in results.problems]
-        out += [f"- {run.backend}: {p}" for run in results.backends for p in run.problems]
-        out.append("")
+    problems = results.problems + [
+        f"{r.backend}: {p}" for r in results.backends for p in r.problems
+    ]
+    if problems:
+        out += ["## Problems in this run", "", *[f"- {p}" for p in problems], ""]
     return "\n".join(out)
-
-
-def _latency_section(results: Results) -> list[str]:
-    out = [
-        "## 1. Context latency vs history size (SQLite and PostgreSQL)",
-        "",
-        "`GET /sessions/{id}/context?format=anthropic` on folded sessions: a summary covers all",
-        "but the newest 40 messages (10 tool-using turns, ~4.5k tokens), as after a real fold, so",
-        "every request serves the same context and only the stored history differs. One client,",
-        "one keep-alive connection, requests back to back; 3 interleaved rounds of ≤ 150",
-        "requests (≤ 8 s) per size, samples pooled. Sessions are seeded straight into the",
-        "database (`bench/seed.py`: counted like the append path, bulk-inserted by the driver).",
-        "",
-        "| backend | messages | seed s | samples | p50 ms | p99 ms | p50 ÷ 1k | p99 ÷ 1k |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for run in results.backends:
-        rows, _ = _latency_rows(run)
-        out += rows
-    appends = [
-        f"{run.backend}: {', '.join(f'{s:.2f} s' for s in run.append_seconds)}"
-        for run in results.backends
-        if run.append_seconds
-    ]
-    if appends:
-        out += [
-            "",
-            "Appending 1,000-message batches through `POST /sessions/{id}/messages`: "
-            + "; ".join(appends)
-            + ".",
-        ]
-    return [*out, ""]
-
-
-def _throughput_section(results: Results) -> list[str]:
-    out = [
-        "## 2. Throughput: context vs healthz on the same server",
-        "",
-        "32 keep-alive connections, 4 s per measurement after a warm-up, two alternating rounds",
-        "(healthz, context, healthz, context), mean of the rounds; the 1k folded session.",
-        "",
-        "| backend | healthz req/s | context req/s | context errors | context ÷ healthz |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for run in results.backends:
-        if run.throughput_ratio is None:
-            out.append(f"| {run.backend} | – | – | – | not measured |")
-            continue
-        out.append(
-            f"| {run.backend} | {statistics.mean(run.healthz_rps):.0f} | {statistics.mean(run.context_rps):.0f}"
-            f" | {run.context_errors} | **{run.throughput_ratio:.2f}** |"
-        )
-    return [*out, ""]
-
-
-def _counting_section(results: Results) -> list[str]:
-    out = [
-        "## 3. Counting a 1,000-message append batch",
-        "",
-        "The app's counter over normalized messages exactly as `MessageService` calls it, vs",
-        "tiktoken `encode` on exactly the strings the counter encodes (recorded by a spy",
-        "counter), 15 interleaved rounds, medians.",
-        "",
-        "| shape | tokens | strings | app ms | tiktoken encode ms | encode_ordinary ms | app ÷ encode |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for shape, c in results.counting:
-        out.append(
-            f"| {shape} | {c.tokens:,} | {c.texts:,} | {c.app_seconds * 1000:.1f} | {c.encode_seconds * 1000:.1f}"
-            f" | {c.encode_ordinary_seconds * 1000:.1f} | **{c.ratio:.2f}** |"
-        )
-    return [*out, ""]
-
-
-def _assemble_section(results: Results) -> list[str]:
-    a = results.assemble
-    if a is None:
-        return ["## 4. Assembly vs LangChain `trim_messages`", "", "Not measured in this run.", ""]
-    out = [
-        "## 4. Assembly vs LangChain `trim_messages`",
-        "",
-        f"{a.messages:,} OpenAI-shaped messages ({a.input_tokens:,} tokens), budget {a.budget:,}",
-        "tokens, both sides counting with tiktoken cl100k_base. LangChain: `trim_messages(",
-        'strategy="last")` with a per-message tiktoken counter (cookbook framing). Foldwise:',
-        '`assemble()` with `mode="never"` (trim only, as the stateless route). 9 interleaved',
-        "rounds, medians.",
-        "",
-        "| variant | ms | LangChain ÷ this | messages kept |",
-        "|---|---:|---:|---:|",
-        f"| LangChain `trim_messages` | {a.langchain_seconds * 1000:.1f} | 1.00 | {a.langchain_kept} |",
-        f"| Foldwise stateless in-process (validate + count + assemble) | {a.stateless_seconds * 1000:.1f} | **{a.stateless_speedup:.2f}** | {a.foldwise_kept} |",
-        f"| Foldwise `assemble()` alone, counts known (session route) | {a.engine_seconds * 1000:.1f} | **{a.engine_speedup:.2f}** | {a.foldwise_kept} |",
-    ]
-    http = next((r.assemble_http for r in results.backends if r.assemble_http), None)
-    if http and http.get("requests"):
-        out.append(
-            f"| Foldwise `POST /assemble-context` over HTTP, p50 of {http['requests']} | {http['p50_ms']:.1f}"
-            f" | **{a.langchain_seconds * 1000 / http['p50_ms']:.2f}** | {http.get('messages_included')} |"
-        )
-    else:
-        out.append("| Foldwise `POST /assemble-context` over HTTP | – | not measured | – |")
-    return [*out, ""]
 
 
 def write(results: Results, path: Path) -> None:

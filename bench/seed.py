@@ -48,6 +48,7 @@ TAIL_MESSAGES = 10 * TURN_LENGTH
 POOL_TURNS = 500
 INSERT_BATCH = 10_000
 MESSAGES = Message.__table__
+MESSAGES_TABLE = Message.__tablename__
 COLUMNS = [column.name for column in MESSAGES.columns]
 
 
@@ -129,7 +130,7 @@ def _records(
     """Rows in COLUMNS order for seq 1..count; also returns their ids."""
     id_at, session_at, seq_at = (COLUMNS.index(name) for name in ("id", "session_id", "seq"))
     content_at = COLUMNS.index("content")
-    templates = [[row.get(name) for name in COLUMNS] for row in pool]
+    templates: list[list[Any]] = [[row.get(name) for name in COLUMNS] for row in pool]
     # Only tool_use / tool_result bodies carry a call id; the others are copied as they are.
     with_call = [isinstance(row["content"], str) and "toolu_" in row["content"] for row in pool]
     ids = _fast_ids(count, seed=session_pk)
@@ -150,11 +151,11 @@ async def _bulk_insert(connection: AsyncConnection, records: list[tuple[Any, ...
     raw = await connection.get_raw_connection()
     driver: Any = raw.driver_connection
     if connection.dialect.name == "postgresql":
-        await driver.copy_records_to_table(MESSAGES.name, records=records, columns=COLUMNS)
+        await driver.copy_records_to_table(MESSAGES_TABLE, records=records, columns=COLUMNS)
         return
     placeholders = ", ".join("?" for _ in COLUMNS)
     names = ", ".join(f'"{name}"' for name in COLUMNS)
-    sql = f"INSERT INTO {MESSAGES.name} ({names}) VALUES ({placeholders})"
+    sql = f"INSERT INTO {MESSAGES_TABLE} ({names}) VALUES ({placeholders})"
     for start in range(0, len(records), INSERT_BATCH):
         await driver.executemany(sql, records[start : start + INSERT_BATCH])
 

@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 HOST = "127.0.0.1"
 PORTS = range(8030, 8050)
@@ -51,30 +52,52 @@ def _wait_healthy(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running_server(database_url: str) -> Iterator[int]:
-    """A production-configured server on `database_url` (already migrated); yields its port."""
+def running_server(database_url: str, log_path: Path) -> Iterator[int]:
+    """A production-configured server on `database_url` (already migrated); yields its port.
+
+    The server's output goes to `log_path` (read it with `logged_errors`)."""
     port = free_port()
     env = {**os.environ, "FOLDWISE_DATABASE_URL": database_url, "FOLDWISE_LOG_LEVEL": "warning"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench.server", "--port", str(port)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(port, process)
-        yield port
-    finally:
-        process.terminate()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench.server", "--port", str(port)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
-            process.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            _wait_healthy(port, process)
+            yield port
+        finally:
+            process.terminate()
+            try:
+                process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def logged_errors(log_path: Path) -> tuple[int, list[str]]:
+    """How many tracebacks the server logged, and the distinct exception lines (first 5)."""
+    lines = log_path.read_text("utf-8", "replace").splitlines() if log_path.exists() else []
+    count = sum(1 for line in lines if line.startswith("Traceback"))
+    last_lines = []
+    for index, line in enumerate(lines):
+        ends_traceback = index + 1 == len(lines) or not lines[index + 1].startswith((" ", "\t"))
+        is_exception = ":" in line and not line.startswith((" ", "ERROR", "Traceback"))
+        is_new = "direct cause" not in line and line[:300] not in last_lines
+        if ends_traceback and is_exception and is_new:
+            last_lines.append(line[:300])
+    return count, last_lines[:5]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.server")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument(
+        "--access-log", action="store_true", help="log every request, as `foldwise serve` does"
+    )
     args = parser.parse_args(argv)
     if args.port not in PORTS:
         parser.error(f"port must be in {PORTS.start}-{PORTS.stop - 1}")
@@ -89,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         loop="uvloop",
         http="httptools",
-        access_log=False,
-        log_level="warning",
+        access_log=args.access_log,
+        log_level="info" if args.access_log else "warning",
     )
     return 0
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,7 +43,13 @@ from app.engine.render import (
 )
 from app.engine.truncate import truncate_message, truncate_text
 from app.engine.types import Message
-from app.engine.units import Unit, group_units, is_empty
+from app.engine.units import (
+    Unit,
+    first_user_message,
+    group_units,
+    is_user_turn,
+    newest_user_unit,
+)
 from app.engine.validate import ContextInvariantError, check
 from app.tokens.base import TokenCounter
 
@@ -57,12 +63,12 @@ MIN_TRUNCATED_TOKENS = 16
 
 @dataclass(frozen=True, slots=True)
 class AssemblyInput:
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     """Every stored message after the clear marker, summarized ones included."""
     context_window: int
     settings: ContextSettings = field(default_factory=ContextSettings)
     system_prompt: str | None = None
-    tools: tuple[Mapping[str, Any], ...] | None = None
+    tools: Sequence[Mapping[str, Any]] | None = None
     summary: str | None = None
     summary_through_seq: int = 0
     max_tokens: int | None = None
@@ -110,6 +116,7 @@ class _State:
     summary: str | None
     status: dict[str, Status] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    _summary_cost: tuple[str | None, int] = (None, 0)
 
     def sent(self) -> list[Message]:
         messages = [m for unit in self.units for m in unit.messages]
@@ -118,9 +125,14 @@ class _State:
     def summary_tokens(self) -> int:
         if not self.summary:
             return 0
+        if self._summary_cost[0] != self.summary:  # counted once per text, not per loop step
+            self._summary_cost = (self.summary, self._count_summary(self.summary))
+        return self._summary_cost[1]
+
+    def _count_summary(self, summary: str) -> int:
         if self.request.settings.summary_placement == "system":
-            return self.counter.count_text("\n\n" + SUMMARY_HEADER + self.summary)
-        pair = summary_pair(self.summary)
+            return self.counter.count_text("\n\n" + SUMMARY_HEADER + summary)
+        pair = summary_pair(summary)
         return sum(self.counter.count_content(t) for t in pair) + 2 * MESSAGE_OVERHEAD_TOKENS
 
     def message_tokens(self) -> int:
@@ -152,23 +164,6 @@ class _State:
         for message in self.units[index].messages:
             self.status[message.id] = "dropped"
         del self.units[index]
-
-
-def _pinned(ordered: list[Message], settings: ContextSettings) -> Message | None:
-    if not settings.pin_first_message:
-        return None
-    for message in ordered:
-        if message.role == "user" and not message.result_ids and not is_empty(message):
-            return message
-    return None
-
-
-def _newest_user_index(units: list[Unit]) -> int | None:
-    found = None
-    for index, unit in enumerate(units):
-        if any(m.role == "user" and not m.result_ids for m in unit.messages):
-            found = index
-    return found
 
 
 def _prune(state: _State, limit: int) -> None:
@@ -206,10 +201,8 @@ def _truncate_largest(state: _State, limit: int) -> bool:
 
 def _fit(state: _State, limit: int) -> None:
     """Drop and cut, gentlest first, until the state fits `limit`."""
-    newest_user = _newest_user_index(state.units)
-    protected_from = min(
-        newest_user if newest_user is not None else len(state.units), max(0, len(state.units) - 1)
-    )
+    newest_user = newest_user_unit(state.units)
+    protected_from = fold_bounds(state.units, state.request.settings.keep_recent).never_from
     dropped = 0
     while state.total() > limit and dropped < protected_from:
         state.drop_unit(0)
@@ -227,7 +220,7 @@ def _fit(state: _State, limit: int) -> None:
     while state.total() > limit:
         if _truncate_largest(state, limit):
             continue
-        newest_user = _newest_user_index(state.units)
+        newest_user = newest_user_unit(state.units)
         if len(state.units) > 1 and newest_user != 0:
             state.drop_unit(0)
         elif state.summary:
@@ -239,7 +232,7 @@ def _fit(state: _State, limit: int) -> None:
 
 def _last_resort(state: _State, limit: int) -> None:
     """Only the newest user message, cut to what is left (SPEC §10 tight budgets)."""
-    users = [m for m in state.sent() if m.role == "user" and not m.result_ids]
+    users = [m for m in state.sent() if is_user_turn(m)]
     if not users:
         raise BudgetTooSmall(
             "nothing but the system prompt and tools fits the budget", {"budget": limit}
@@ -267,7 +260,7 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
     budget = compute_budget(request.context_window, settings, request.max_tokens)
     limit = estimate_limit(budget.tokens, request.calibration_ratio)
     ordered = sorted(request.messages, key=lambda m: m.seq)
-    pinned = _pinned(ordered, settings)
+    pinned = first_user_message(ordered) if settings.pin_first_message else None
     live = [m for m in ordered if m.seq > request.summary_through_seq and m is not pinned]
     if fmt != "raw":
         live = [as_user_note(m, counter) for m in live]
@@ -366,7 +359,7 @@ def _plan(
     framing += sum(counter.count_content(text) for text in summary_pair(""))
     continuation = counter.count_content(CONTINUATION_TEXT) + MESSAGE_OVERHEAD_TOKENS
     pinned_tokens = state.pinned.tokens if state.pinned else 0
-    other = state.fixed + pinned_tokens + framing
+    other = state.fixed + pinned_tokens + share + framing + continuation
     settings = state.request.settings
     count = plan_fold_count(
         units,

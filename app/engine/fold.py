@@ -4,7 +4,7 @@ A fold takes the oldest unsummarized units, a contiguous prefix, so that afterwa
 context lands at or below `fold_target × budget` (hysteresis: the next turns are served
 verbatim instead of folding again at once). The newest units stay verbatim. Never folded: the
 pinned message (not a unit at all), the last `keep_recent` messages unless they alone are over
-the budget, the unit holding the newest user message, and the pending call.
+the budget (then down to the newest user turn among them), and the last unit (a pending call).
 `force` folds everything foldable but the last `keep_recent` messages.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.engine.types import Message
-from app.engine.units import Unit
+from app.engine.units import Unit, newest_user_unit
 
 FoldTrigger = Literal["threshold", "force"]
 
@@ -52,17 +52,23 @@ class FoldBounds:
 
 
 def fold_bounds(units: Sequence[Unit], keep_recent: int) -> FoldBounds:
-    # The last unit (which holds a pending call, if any) is never folded; nor is the unit
-    # holding the newest user message, with everything after it.
-    never_from = max(0, len(units) - 1)
-    for index, unit in enumerate(units):
-        if any(m.role == "user" and not m.result_ids for m in unit.messages):
-            never_from = min(index, max(0, len(units) - 1))
+    """Where folding (or dropping) must stop.
+
+    The last unit (it holds the pending call, if any) is never folded. The last `keep_recent`
+    messages are kept unless they alone are over the budget; then they may go too, up to the
+    newest user turn among them. An older user turn is folded like any other unit: in a long
+    tool loop the newest instruction may be far back, and everything after it must stay
+    foldable.
+    """
+    last = max(0, len(units) - 1)
     recent_left, keep_from = keep_recent, len(units)
     while keep_from > 0 and recent_left > 0:
         keep_from -= 1
         recent_left -= len(units[keep_from].messages)
-    return FoldBounds(keep_from=min(keep_from, never_from), never_from=never_from)
+    keep_from = min(keep_from, last)
+    newest_user = newest_user_unit(units)
+    never_from = newest_user if newest_user is not None and newest_user >= keep_from else last
+    return FoldBounds(keep_from=keep_from, never_from=never_from)
 
 
 def plan_fold_count(

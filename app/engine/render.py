@@ -196,7 +196,7 @@ def _relocate_results(entries: list[tuple[str, list[Block]]]) -> list[tuple[str,
 def _anthropic(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:
     merged: list[tuple[str, list[Block]]] = []
     for role, blocks in entries:
-        clean = [{k: v for k, v in b.items() if k != "_arguments"} for b in blocks]
+        clean = [_anthropic_block(b) for b in blocks]
         if merged and merged[-1][0] == role:
             merged[-1][1].extend(clean)
         else:
@@ -209,6 +209,22 @@ def _anthropic(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:
         only_text = len(blocks) == 1 and blocks[0].get("type") == "text"
         out.append({"role": role, "content": blocks[0]["text"] if only_text else blocks})
     return out
+
+
+def _anthropic_block(block: Block) -> Block:
+    """Drop engine-internal keys; OpenAI `image_url` parts become Anthropic image blocks."""
+    clean = {k: v for k, v in block.items() if k != "_arguments"}
+    image = clean.get("image_url")
+    if clean.get("type") != "image_url" or not isinstance(image, Mapping):
+        return clean
+    url = str(image.get("url", ""))
+    if url.startswith("data:") and ";base64," in url:
+        media_type, data = url[len("data:") :].split(";base64,", 1)
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        }
+    return {"type": "image", "source": {"type": "url", "url": url}}
 
 
 def _openai(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:

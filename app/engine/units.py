@@ -158,3 +158,22 @@ def group_units(messages: Sequence[Message], counter: TokenCounter) -> Grouping:
         pending = any(c not in answered for c in current[-1].call_ids)
         grouping.units.append(Unit(tuple(current), pending=pending))
     return grouping
+
+
+def is_user_turn(message: Message) -> bool:
+    """A message the user typed (not a carrier of tool results)."""
+    return message.role == "user" and not message.result_ids and not is_empty(message)
+
+
+def first_user_message(messages: Sequence[Message]) -> Message | None:
+    """The pinned-message candidate: the first user turn (the task), in seq order."""
+    return next((m for m in messages if is_user_turn(m)), None)
+
+
+def newest_user_unit(units: Sequence[Unit]) -> int | None:
+    """Index of the last unit holding a user turn, or None."""
+    found = None
+    for index, unit in enumerate(units):
+        if any(is_user_turn(m) for m in unit.messages):
+            found = index
+    return found

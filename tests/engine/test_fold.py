@@ -109,23 +109,34 @@ class TestFoldPlan:
         assert result.fold_plan is not None and result.usage.total_tokens <= 3000
         assert "dropped" in {e.status for e in result.explain}
 
-    def test_pending_tool_call_and_newest_user_turn_are_never_folded(self) -> None:
-        history = _chat(6, size=2000)
-        history.append(
-            make_message(
-                len(history) + 1,
-                "assistant",
-                [{"type": "tool_use", "id": "t9", "name": "ls", "input": {}}],
-            )
-        )
-        settings = ContextSettings(keep_recent=0)
+    def test_pending_call_and_newest_user_turn_stay_when_recent_messages_overflow(self) -> None:
+        history = _chat(6, size=2000)  # every message ≈ 500 tokens
+        pending = {"type": "tool_use", "id": "t9", "name": "ls", "input": {}}
+        history.append(make_message(len(history) + 1, "assistant", [pending]))
+        settings = ContextSettings(keep_recent=3)  # step 5, user turn 13, the pending call
         request = AssemblyInput(
-            messages=tuple(history), context_window=0, max_tokens=1500, settings=settings
+            messages=tuple(history), context_window=0, max_tokens=900, settings=settings
+        )
+        result = assemble(request, COUNTER)
+        assert result.fold_plan is not None
+        assert result.fold_plan.through_seq == 12  # into the recent ones, up to the user turn
+        assert result.explain[-1].status == "included"  # the pending call is sent
+        assert result.usage.total_tokens <= 900
+
+    def test_long_tool_loop_after_the_last_user_message_stays_foldable(self) -> None:
+        history = [make_message(1, "user", "task"), make_message(2, "user", "now refactor")]
+        for i in range(3, 40, 2):
+            use = {"type": "tool_use", "id": f"t{i}", "name": "cat", "input": {}}
+            answer = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 400}
+            history.append(make_message(i, "assistant", [use]))
+            history.append(make_message(i + 1, "user", [answer]))
+        settings = ContextSettings(keep_recent=4)
+        request = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=1200, settings=settings
         )
         plan = assemble(request, COUNTER).fold_plan
-        assert plan is not None
-        newest_user = max(m.seq for m in history if m.role == "user")
-        assert plan.through_seq < newest_user
+        assert plan is not None and plan.messages[0].id == "m2"  # the old instruction folds too
+        assert plan.expected_tokens <= plan.target_tokens
 
     def test_force_folds_now_even_when_it_fits(self) -> None:
         settings = ContextSettings(keep_recent=2)

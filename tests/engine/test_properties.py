@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -151,7 +152,7 @@ def test_explain_covers_every_message_once_and_matches_output(
     assert continuation in (0, counter.count_content("(conversation continues)") + 4)
 
 
-def _pending_ids(messages: tuple[Message, ...]) -> set[str]:
+def _pending_ids(messages: Sequence[Message]) -> set[str]:
     answered = {r for m in messages for r in m.result_ids}
     return {c for m in messages for c in m.call_ids if c not in answered}
 

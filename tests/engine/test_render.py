@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import ContextSettings
 from app.engine.render import CONTINUATION_TEXT, Format, render, render_tools
@@ -244,3 +246,16 @@ class TestSystemMessagesMidHistory:
             COUNTER,
         )
         assert result.messages[-1] == {"role": "system", "content": "Be terse."}
+
+
+def test_openai_image_parts_become_anthropic_image_blocks() -> None:
+    parts: list[dict[str, Any]] = [
+        {"type": "text", "text": "what is this"},
+        {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,QUJD"}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+    ]
+    out = _render([make_message(1, "user", parts)], "anthropic")["messages"]
+    assert out[0]["content"][1:] == [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "QUJD"}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}},
+    ]

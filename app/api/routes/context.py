@@ -1,3 +1,131 @@
-from fastapi import APIRouter
+"""Context routes: the session context, stateless assembly, manual fold, summary history,
+clear, and usage reports for calibration."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from typing import Annotated, Any, cast
+
+from fastapi import APIRouter, Depends, Query, Request
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.api.deps import DbSession, RegistryDep, SettingsDep, Tenant
+from app.core.settings import Strategy, SummaryPlacement
+from app.schemas.common import ERROR_RESPONSES
+from app.schemas.context import (
+    AssembleRequest,
+    AssembleResponse,
+    ContextResponse,
+    Format,
+    SessionSummarizeRequest,
+    SessionSummarizeResponse,
+    SummarizeMode,
+    SummaryHistoryPage,
+    UsageReport,
+    UsageReportResponse,
+)
+from app.schemas.sessions import SessionRead
+from app.services.assembly import assemble_posted, context_response
+from app.services.calibration import report_usage
+from app.services.context import ContextAssembler, ContextOptions
+from app.services.folding import SummarizerFactory, open_summarizer
+from app.services.summaries import clear_session, summarize_session, summary_history
+
+router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
+
+
+def get_assembler(
+    request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> ContextAssembler:
+    """Works on `app.state.sessionmaker` in short units of work of its own (never the request
+    transaction: a fold must not hold a connection across the summarizer call).
+    `app.state.summarizer_factory`, when set, replaces the real summarizers (tests)."""
+    state = request.app.state
+    factory = cast(SummarizerFactory, getattr(state, "summarizer_factory", open_summarizer))
+    sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
+    return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
+
+
+Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
+
+
+@router.get("/sessions/{session_id}/context", response_model_exclude_unset=True)
+async def get_context(
+    session_id: str,
+    assembler: Assembler,
+    model: str | None = None,
+    max_tokens: Annotated[int | None, Query(ge=1)] = None,
+    format: Format = "anthropic",
+    summarize: SummarizeMode = "auto",
+    explain: bool = False,
+    threshold: Annotated[float | None, Query(gt=0, le=1)] = None,
+    reserved_output_tokens: Annotated[int | None, Query(ge=0)] = None,
+    keep_recent: Annotated[int | None, Query(ge=0)] = None,
+    pin_first_message: bool | None = None,
+    summary_placement: SummaryPlacement | None = None,
+    strategy: Strategy | None = None,
+    max_summary_tokens: Annotated[int | None, Query(ge=50)] = None,
+    fold_target: Annotated[float | None, Query(gt=0, le=1)] = None,
+) -> ContextResponse:
+    """The history to send next, under the budget; folds first when it must (SPEC §4)."""
+    overrides: dict[str, Any] = {
+        "threshold": threshold,
+        "reserved_output_tokens": reserved_output_tokens,
+        "keep_recent": keep_recent,
+        "pin_first_message": pin_first_message,
+        "summary_placement": summary_placement,
+        "strategy": strategy,
+        "max_summary_tokens": max_summary_tokens,
+        "fold_target": fold_target,
+    }
+    options = ContextOptions(
+        model=model,
+        max_tokens=max_tokens,
+        format=format,
+        mode=summarize,
+        explain=explain,
+        overrides=overrides,
+    )
+    served = await assembler.serve(session_id, options)
+    return context_response(served, format, explain)
+
+
+@router.post("/assemble-context", response_model_exclude_unset=True)
+async def assemble_context(
+    body: AssembleRequest, _tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> AssembleResponse:
+    """Stateless: prune and drop posted messages to the budget; nothing stored."""
+    return assemble_posted(body, settings, registry)
+
+
+@router.post("/sessions/{session_id}/summarize")
+async def summarize_now(
+    session_id: str, assembler: Assembler, body: SessionSummarizeRequest | None = None
+) -> SessionSummarizeResponse:
+    """Fold now (like summarize=force); `folded: false` when nothing is left to fold."""
+    return await summarize_session(assembler, session_id, body or SessionSummarizeRequest())
+
+
+@router.get("/sessions/{session_id}/summaries")
+async def list_summaries(
+    session_id: str,
+    db: DbSession,
+    tenant: Tenant,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: str | None = None,
+) -> SummaryHistoryPage:
+    """Every summary version (folds and clears), newest first."""
+    return await summary_history(db, tenant, session_id, limit=limit, cursor=cursor)
+
+
+@router.post("/sessions/{session_id}/clear")
+async def clear_context(session_id: str, db: DbSession, tenant: Tenant) -> SessionRead:
+    """Start a fresh context; stored messages stay."""
+    return await clear_session(db, tenant, session_id)
+
+
+@router.post("/sessions/{session_id}/usage")
+async def report_provider_usage(
+    session_id: str, body: UsageReport, db: DbSession, tenant: Tenant, registry: RegistryDep
+) -> UsageReportResponse:
+    """Calibrate: what the provider counted for the last context served for `model`."""
+    return await report_usage(db, tenant, registry, session_id, body)

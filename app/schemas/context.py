@@ -1,0 +1,151 @@
+"""Wire models of the context routes: GET …/context, POST /assemble-context, POST …/summarize,
+GET …/summaries, POST …/usage (SPEC §3, §9, §10)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.settings import Strategy, SummaryPlacement
+from app.schemas.common import SummaryState
+
+Format = Literal["anthropic", "openai", "raw"]
+SummarizeMode = Literal["auto", "never", "force"]
+ExplainStatus = Literal["included", "pruned", "truncated", "summarized", "dropped"]
+
+
+class CalibrationRead(BaseModel):
+    family: str
+    ratio: float
+    samples: int
+
+
+class ContextUsage(BaseModel):
+    context_window: int
+    threshold: float
+    reserved_output_tokens: int
+    budget: int
+    system_tokens: int
+    tools_tokens: int
+    summary_tokens: int
+    message_tokens: int
+    estimated_tokens: int = Field(description="Our raw estimate of what is sent.")
+    total_tokens: int = Field(description="The estimate × calibration ratio; ≤ budget.")
+    calibration: CalibrationRead
+
+
+class ExplainItem(BaseModel):
+    id: str
+    seq: int
+    status: ExplainStatus
+    tokens: int
+
+
+class ContextResponse(BaseModel):
+    session_id: str
+    model: str
+    format: Format
+    system: str | None
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    summary: SummaryState | None
+    usage: ContextUsage
+    messages_included: int
+    messages_total: int
+    summarized: bool
+    warnings: list[str]
+    explain: list[ExplainItem] | None = Field(None, description="Only with explain=true.")
+
+
+class AssembleRequest(BaseModel):
+    """POST /assemble-context: stateless, pruning and dropping only (never a summarizer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[dict[str, Any]] = Field(max_length=100_000)
+    system: str | None = None
+    summary: str | None = None
+    model: str | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
+    max_tokens: int | None = Field(None, ge=1)
+    format: Format = "anthropic"
+    tools: list[dict[str, Any]] | None = None
+    threshold: float | None = Field(None, gt=0, le=1)
+    reserved_output_tokens: int | None = Field(None, ge=0)
+    keep_recent: int | None = Field(None, ge=0)
+    pin_first_message: bool | None = None
+    summary_placement: SummaryPlacement | None = None
+    max_summary_tokens: int | None = Field(None, ge=50)
+    fold_target: float | None = Field(None, gt=0, le=1)
+    explain: bool = False
+
+
+class AssembleResponse(BaseModel):
+    model: str
+    format: Format
+    system: str | None
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    usage: ContextUsage
+    messages_included: int
+    messages_total: int
+    warnings: list[str]
+    pruned: list[int] = Field(description="Indexes of posted messages sent as an excerpt.")
+    dropped: list[int] = Field(description="Indexes of posted messages left out.")
+    explain: list[ExplainItem] | None = None
+
+
+class SessionSummarizeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    focus: str | None = Field(None, max_length=4000, description="What the summary must keep.")
+    strategy: Strategy | None = None
+    max_summary_tokens: int | None = Field(None, ge=50, le=100_000)
+
+
+class SessionSummarizeResponse(BaseModel):
+    session_id: str
+    folded: bool = Field(description="False when nothing was left to fold (summary unchanged).")
+    messages_folded: int
+    summary: SummaryState | None
+    method: str | None = Field(description="What wrote the new summary; null when not folded.")
+    fallback: str | None = Field(description="Why the LLM was not used, or null.")
+    stats: dict[str, Any] | None
+
+
+class SummaryHistoryItem(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    text: str | None
+    version: int
+    through_id: str | None
+    through_seq: int
+    message_count: int
+    tokens: int
+    method: str
+    model: str | None
+    tokens_in: int
+    tokens_out: int
+    stats: dict[str, Any]
+    created_at: datetime
+
+
+class SummaryHistoryPage(BaseModel):
+    summaries: list[SummaryHistoryItem]
+    next_cursor: str | None
+
+
+class UsageReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(None, description="Default: the session's model.")
+    input_tokens: int = Field(ge=1, description="What the provider counted for the context.")
+
+
+class UsageReportResponse(BaseModel):
+    session_id: str
+    model: str
+    estimated_tokens: int
+    input_tokens: int
+    calibration: CalibrationRead

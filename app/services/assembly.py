@@ -1,0 +1,113 @@
+"""POST /assemble-context: the engine over posted messages, nothing stored, no summarizer.
+
+Messages are validated and counted like an append (with the requested model's counter), then
+assembled with `summarize=never`: over budget, older content is pruned and the oldest units
+are dropped. `pruned` and `dropped` name posted messages by their index.
+"""
+
+from __future__ import annotations
+
+from app.core.settings import Settings
+from app.engine.assemble import AssemblyInput, ExplainEntry, assemble
+from app.engine.budget import Usage
+from app.engine.render import Format
+from app.engine.shapes import validate_tools
+from app.schemas.context import (
+    AssembleRequest,
+    AssembleResponse,
+    CalibrationRead,
+    ContextResponse,
+    ContextUsage,
+    ExplainItem,
+)
+from app.services.calibration import calibration_read
+from app.services.context import Served
+from app.services.context_settings import resolve_settings
+from app.services.summarization import to_messages
+from app.tokens.counter import counter_for
+from app.tokens.registry import ModelRegistry
+
+
+def usage_block(usage: Usage, calibration: CalibrationRead) -> ContextUsage:
+    return ContextUsage(
+        context_window=usage.context_window,
+        threshold=usage.threshold,
+        reserved_output_tokens=usage.reserved_output_tokens,
+        budget=usage.budget,
+        system_tokens=usage.system_tokens,
+        tools_tokens=usage.tools_tokens,
+        summary_tokens=usage.summary_tokens,
+        message_tokens=usage.message_tokens,
+        estimated_tokens=usage.estimated_tokens,
+        total_tokens=usage.total_tokens,
+        calibration=calibration,
+    )
+
+
+def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:
+    return [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
+
+
+def assemble_posted(
+    body: AssembleRequest, settings: Settings, registry: ModelRegistry
+) -> AssembleResponse:
+    model = body.model or settings.default_model
+    info = registry.get(model)
+    counter = counter_for(info)
+    messages = to_messages(body.messages, counter)
+    tools = validate_tools(body.tools) if body.tools is not None else None
+    overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
+    context_settings, _strategy = resolve_settings(settings, None, overrides)
+    result = assemble(
+        AssemblyInput(
+            messages=tuple(messages),
+            context_window=info.context_window,
+            settings=context_settings,
+            system_prompt=body.system,
+            tools=tuple(tools) if tools else None,
+            summary=body.summary or None,
+            max_tokens=body.max_tokens,
+            format=body.format,
+            mode="never",
+        ),
+        counter,
+    )
+    response = AssembleResponse(
+        model=model,
+        format=body.format,
+        system=result.system,
+        messages=result.messages,
+        tools=result.tools,
+        # Stateless: no tenant history to learn from, so the raw estimate is the total.
+        usage=usage_block(result.usage, CalibrationRead(family=info.family, ratio=1.0, samples=0)),
+        messages_included=result.messages_included,
+        messages_total=result.messages_total,
+        warnings=list(result.warnings),
+        pruned=sorted(int(i) for i in result.pruned),
+        dropped=sorted(int(i) for i in result.dropped),
+    )
+    if body.explain:
+        response.explain = explain_items(result.explain)
+    return response
+
+
+def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
+    """The GET …/context body (SPEC §9/§10) of one served context."""
+    result, snapshot = served.result, served.snapshot
+    response = ContextResponse(
+        session_id=snapshot.external_id,
+        model=served.model,
+        format=fmt,
+        system=result.system,
+        messages=result.messages,
+        tools=result.tools,
+        summary=snapshot.summary,
+        usage=usage_block(result.usage, calibration_read(served.family, snapshot.calibration)),
+        messages_included=result.messages_included,
+        messages_total=snapshot.messages_total,
+        summarized=served.fold is not None,
+        warnings=list(result.warnings),
+    )
+    if explain:
+        response.explain = explain_items(result.explain)
+    return response

@@ -1,0 +1,57 @@
+"""POST …/usage: learn the provider's count against our estimate, per tenant and model family.
+
+The report refers to the last context served for that session and model (`last_context`,
+written by every GET …/context). The ratio is smoothed by `app.engine.calibration.update`
+(EWMA, clamped to [0.5, 2.0]) under a row lock, so concurrent reports are all counted.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.errors import Conflict
+from app.engine.calibration import Calibration, update
+from app.repositories.calibrations import CalibrationRepository
+from app.repositories.sessions import SessionRepository
+from app.schemas.context import CalibrationRead, UsageReport, UsageReportResponse
+from app.tokens.registry import ModelRegistry
+
+
+class NoContextServed(Conflict):
+    code = "no_context_served"
+
+
+def calibration_read(family: str, calibration: Calibration | None) -> CalibrationRead:
+    """The `usage.calibration` block; ratio 1.0 with 0 samples before the first report."""
+    if calibration is None:
+        return CalibrationRead(family=family, ratio=1.0, samples=0)
+    return CalibrationRead(
+        family=calibration.family, ratio=calibration.ratio, samples=calibration.samples
+    )
+
+
+async def report_usage(
+    db: AsyncSession, tenant: str, registry: ModelRegistry, session_id: str, body: UsageReport
+) -> UsageReportResponse:
+    session = await SessionRepository(db, tenant).get_or_raise(session_id)
+    model = body.model or session.model
+    family = registry.get(model).family
+    estimated = (session.last_context or {}).get(model)
+    if not isinstance(estimated, int):
+        raise NoContextServed(
+            f"no context was served for model {model!r} in this session yet: "
+            "GET /sessions/{id}/context first, then report what the provider counted",
+            {"session_id": session_id, "model": model},
+        )
+    row = await CalibrationRepository(db, tenant).lock(family)
+    current = Calibration(family=family, ratio=row.ratio, samples=row.samples)
+    learned = update(current, family, estimated, body.input_tokens)
+    row.ratio, row.samples = learned.ratio, learned.samples
+    await db.flush()
+    return UsageReportResponse(
+        session_id=session_id,
+        model=model,
+        estimated_tokens=estimated,
+        input_tokens=body.input_tokens,
+        calibration=calibration_read(family, learned),
+    )

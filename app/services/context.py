@@ -1,0 +1,280 @@
+"""ContextAssembler: load → assemble → fold → re-assemble → record, for GET …/context and
+POST …/summarize.
+
+Loading stays flat in the session's length: the engine needs only the messages after the
+summary (`seq > summary_through_seq`) and the pinned first user message, both read on the
+(session_id, seq) index with stored token counts (never re-counted). `messages_total` comes
+from the gap-free seq counter (`last_seq − cleared_through_seq`). Every message after the
+clear marker is read only for `explain=true`.
+
+No transaction is held across the summarizer: each read and write is its own short unit of
+work on `app.state.sessionmaker`, and the fold itself is coordinated by `FoldCoordinator`
+(lease + compare-and-swap). A bounded number of rounds (load, assemble, fold) runs; if the
+context still wants a fold after them, the engine's fitted result (oldest units dropped,
+never over budget) is served.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.core.db import session_scope
+from app.core.settings import Settings
+from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
+from app.engine.budget import ContextSettings, estimate_limit, summary_share
+from app.engine.calibration import Calibration
+from app.engine.render import Format
+from app.engine.types import Message
+from app.engine.units import is_empty
+from app.models import Message as MessageRow
+from app.models import Session
+from app.repositories.calibrations import CalibrationRepository
+from app.repositories.context import ContextRepository
+from app.repositories.sessions import SessionRepository
+from app.schemas.common import SummaryState
+from app.services.calibration import calibration_read
+from app.services.context_settings import resolve_settings
+from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
+from app.services.sessions import summary_state
+from app.tokens.counter import counter_for
+from app.tokens.registry import ModelInfo, ModelRegistry
+
+# Load → assemble → fold rounds per request: one fold, plus one re-read after losing a race
+# or re-compressing; a third plan is served as the engine's fitted fallback instead.
+MAX_FOLD_ROUNDS = 3
+# The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
+MIN_SUMMARY_TOKENS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ContextOptions:
+    model: str | None = None
+    max_tokens: int | None = None
+    format: Format = "anthropic"
+    mode: Mode = "auto"
+    explain: bool = False
+    overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
+    focus: str | None = None
+    trigger: str | None = None  # history-row trigger; default from the mode
+    record_served: bool = True  # remember the estimate for POST …/usage (not for a manual fold)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What one short read transaction saw."""
+
+    pk: int
+    external_id: str
+    session_model: str
+    system_prompt: str | None
+    tools: tuple[dict[str, Any], ...] | None
+    settings: dict[str, Any]
+    summary_text: str | None
+    summary_tokens: int
+    summary_through_id: str | None
+    summary_through_seq: int
+    summary_version: int
+    summary_message_count: int
+    summary_method: str | None
+    summary: SummaryState | None
+    messages_total: int
+    messages: tuple[Message, ...]
+    calibration: Calibration | None
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One served context: the final snapshot and assembly, and what this call folded."""
+
+    snapshot: Snapshot
+    result: AssemblyResult
+    model: str
+    family: str
+    fold: FoldOutcome | None
+    folded_messages: int
+
+
+def to_engine(row: MessageRow) -> Message:
+    return Message(
+        id=row.id,
+        seq=row.seq,
+        role=row.role,  # type: ignore[arg-type]  # validated at append
+        content=row.content,
+        tokens=row.token_count,
+        name=row.name,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+        metadata=dict(row.meta or {}),
+    )
+
+
+def _pinnable(message: Message) -> bool:
+    """The engine's pinned-message rule: a user message that is not only tool results."""
+    return message.role == "user" and not message.result_ids and not is_empty(message)
+
+
+class ContextAssembler:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        tenant: str,
+        settings: Settings,
+        registry: ModelRegistry,
+        summarizer_factory: SummarizerFactory,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.tenant = tenant
+        self.settings = settings
+        self.registry = registry
+        self.summarizer_factory = summarizer_factory
+
+    async def serve(self, session_id: str, options: ContextOptions) -> Served:
+        """The context for `session_id`, folding first when the budget requires it."""
+        mode, fold, folded = options.mode, None, 0
+        for round_number in range(1, MAX_FOLD_ROUNDS + 1):
+            snapshot = await self._load(session_id, options)
+            info = self.registry.get(options.model or snapshot.session_model)
+            result = self._assemble(snapshot, info, options, mode)
+            job = self._fold_job(snapshot, info, result, options, mode)
+            if job is None or round_number == MAX_FOLD_ROUNDS:
+                break
+            outcome = await self._coordinator(info).run(job)
+            if outcome.status == "folded":
+                fold, folded = outcome, folded + len(job.messages)
+                mode = "auto" if mode == "force" else mode  # force folds once, then serves
+        model = options.model or snapshot.session_model
+        if options.record_served:
+            async with session_scope(self.sessionmaker) as db:
+                await ContextRepository(db).record_served(
+                    snapshot.pk, model, result.usage.estimated_tokens
+                )
+        return Served(snapshot, result, model, info.family, fold, folded)
+
+    def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
+        return FoldCoordinator(
+            self.sessionmaker, self.settings, counter_for(info), self.summarizer_factory
+        )
+
+    async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
+        async with session_scope(self.sessionmaker) as db:
+            row = await SessionRepository(db, self.tenant).get_or_raise(session_id)
+            info = self.registry.get(options.model or row.model)
+            context_settings, _strategy = resolve_settings(
+                self.settings, row.settings, options.overrides
+            )
+            messages = await self._messages(
+                ContextRepository(db), row, context_settings, options.explain
+            )
+            calibration = await CalibrationRepository(db, self.tenant).get(info.family)
+        return Snapshot(
+            pk=row.pk,
+            external_id=row.external_id,
+            session_model=row.model,
+            system_prompt=row.system_prompt,
+            tools=tuple(row.tools) if row.tools else None,
+            settings=dict(row.settings or {}),
+            summary_text=row.conversation_summary,
+            summary_tokens=row.summary_tokens,
+            summary_through_id=row.summary_through_id,
+            summary_through_seq=row.summary_through_seq,
+            summary_version=row.summary_version,
+            summary_message_count=row.summary_message_count,
+            summary_method=row.summary_method,
+            summary=summary_state(row),
+            messages_total=row.last_seq - row.cleared_through_seq,
+            messages=tuple(messages),
+            calibration=calibration,
+        )
+
+    @staticmethod
+    async def _messages(
+        repo: ContextRepository, row: Session, settings: ContextSettings, explain: bool
+    ) -> list[Message]:
+        """The messages the engine needs (all after the clear marker for explain)."""
+        if explain:
+            return [
+                to_engine(m) for m in await repo.messages_after(row.pk, row.cleared_through_seq)
+            ]
+        floor = max(row.summary_through_seq, row.cleared_through_seq)
+        live = [to_engine(m) for m in await repo.messages_after(row.pk, floor)]
+        if not settings.pin_first_message or floor <= row.cleared_through_seq:
+            return live
+        cursor = row.cleared_through_seq
+        while page := await repo.user_messages_page(row.pk, after_seq=cursor, through_seq=floor):
+            for candidate in map(to_engine, page):
+                if _pinnable(candidate):
+                    return [candidate, *live]
+            cursor = page[-1].seq
+        return live
+
+    def _assemble(
+        self, snapshot: Snapshot, info: ModelInfo, options: ContextOptions, mode: Mode
+    ) -> AssemblyResult:
+        context_settings, _strategy = resolve_settings(
+            self.settings, snapshot.settings, options.overrides
+        )
+        request = AssemblyInput(
+            messages=snapshot.messages,
+            context_window=info.context_window,
+            settings=context_settings,
+            system_prompt=snapshot.system_prompt,
+            tools=snapshot.tools,
+            summary=snapshot.summary_text,
+            summary_through_seq=snapshot.summary_through_seq,
+            max_tokens=options.max_tokens,
+            format=options.format,
+            mode=mode,
+            calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
+        )
+        return assemble(request, counter_for(info))
+
+    def _fold_job(
+        self,
+        snapshot: Snapshot,
+        info: ModelInfo,
+        result: AssemblyResult,
+        options: ContextOptions,
+        mode: Mode,
+    ) -> FoldJob | None:
+        """The fold this assembly asks for: its plan, or a re-compression of a summary over
+        its share (zero new messages, rule summarizer); None when nothing is due."""
+        if mode == "never":
+            return None
+        context_settings, strategy = resolve_settings(
+            self.settings, snapshot.settings, options.overrides
+        )
+        ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
+        share = summary_share(estimate_limit(result.usage.budget, ratio), context_settings)
+        if share < MIN_SUMMARY_TOKENS:
+            return None
+        plan = result.fold_plan
+        if plan is None and not result.summary_over_share:
+            return None
+        live = [m for m in snapshot.messages if m.seq > snapshot.summary_through_seq]
+        trigger = options.trigger or (plan.trigger if plan else "recompress")
+        return FoldJob(
+            session_pk=snapshot.pk,
+            version=snapshot.summary_version,
+            previous_summary=snapshot.summary_text,
+            previous_tokens=snapshot.summary_tokens,
+            previous_message_count=snapshot.summary_message_count,
+            messages=plan.messages if plan else (),
+            through_id=plan.through_id if plan else snapshot.summary_through_id,
+            through_seq=plan.through_seq if plan else snapshot.summary_through_seq,
+            trigger=trigger if plan else "recompress",
+            strategy=strategy if plan else "rule",
+            max_summary_tokens=share,
+            tokens_before=result.usage.system_tokens
+            + result.usage.tools_tokens
+            + snapshot.summary_tokens
+            + sum(m.tokens for m in live),
+            messages_before=len(live),
+            focus=options.focus,
+        )
+
+
+__all__ = ["ContextAssembler", "ContextOptions", "Served", "calibration_read"]

@@ -1,0 +1,226 @@
+"""The fold coordinator: exactly one summarizer call and one committed fold per summary version,
+across any number of server processes (SQLite or PostgreSQL).
+
+1. The caller read the session at summary version v and planned a fold (no transaction left open).
+2. Claim the lease: a conditional UPDATE (version still v, no live lease), committed at once.
+   Losing means someone else is folding: wait (short polls, each its own tiny transaction)
+   until the version moves or their lease lapses, then the caller re-reads and re-assembles.
+3. Call the summarizer with NO connection or transaction held: an LLM call takes seconds, and
+   SQLite's BEGIN IMMEDIATE would block every writer for that long.
+4. Compare-and-swap the new summary in (version still v, lease still ours) together with its
+   history row, in one transaction. Zero rows → someone else won (a clear, an expired lease
+   taken over): nothing is written, the caller re-reads.
+
+A crash anywhere leaves either the old state (with a lease that lapses after
+`fold_lease_s`) or the new one: the only write of the fold is the single CAS transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.core.db import session_scope
+from app.core.logging import get_logger
+from app.core.metrics import FOLDS_TOTAL, SUMMARIZER_CALLS, SUMMARIZER_FALLBACKS
+from app.core.settings import Settings
+from app.engine.types import Message
+from app.models.base import utcnow
+from app.repositories.folds import FoldRepository, NewSummary
+from app.repositories.summary_cache import DbSummaryCache
+from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
+from app.summarizers.factory import build_summarizer, has_llm, resolve_strategy
+from app.summarizers.llm import make_client
+from app.tokens.base import TokenCounter
+
+log = get_logger("foldwise.fold")
+
+# A waiting request re-reads the lease this often: 0.1 s adds at most that much latency
+# after the winner commits, and costs one indexed primary-key read per poll.
+POLL_INTERVAL_S = 0.1
+# Waiting is bounded by the summarizer's own deadline plus this much (commit, clock skew
+# between replicas); after it the waiter serves the engine's fitted fallback.
+WAIT_MARGIN_S = 5.0
+
+Outcome = Literal["folded", "lost", "waited"]
+
+
+class SummarizerFactory(Protocol):
+    """Opens the summarizer for a strategy (and closes what it holds, e.g. an HTTP client)."""
+
+    def __call__(
+        self,
+        strategy: str | None,
+        *,
+        settings: Settings,
+        counter: TokenCounter,
+        cache: SummaryCache | None,
+    ) -> AbstractAsyncContextManager[Summarizer]: ...
+
+
+@asynccontextmanager
+async def open_summarizer(
+    strategy: str | None,
+    *,
+    settings: Settings,
+    counter: TokenCounter,
+    cache: SummaryCache | None,
+) -> AsyncIterator[Summarizer]:
+    """The production factory: `build_summarizer` with an SDK client closed after the fold."""
+    concrete = resolve_strategy(strategy, settings)
+    client = make_client(settings) if concrete != "rule" and has_llm(settings) else None
+    try:
+        yield build_summarizer(
+            strategy, settings=settings, counter=counter, cache=cache, client=client
+        )
+    finally:
+        if client is not None:
+            await client.close()
+
+
+@dataclass(frozen=True, slots=True)
+class FoldJob:
+    """One planned fold, on the state read at `version`."""
+
+    session_pk: int
+    version: int
+    previous_summary: str | None
+    previous_tokens: int
+    previous_message_count: int
+    messages: Sequence[Message]
+    """Exactly what the summarizer reads: never covered messages, never the pinned one."""
+    through_id: str | None
+    through_seq: int
+    trigger: str  # threshold | force | manual | recompress
+    strategy: str | None
+    max_summary_tokens: int
+    tokens_before: int
+    messages_before: int
+    focus: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FoldOutcome:
+    status: Outcome
+    result: SummaryResult | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def new_owner() -> str:
+    """A lease owner id unique per fold attempt (host, pid, random), ≤ 64 chars."""
+    return f"{socket.gethostname()[:24]}:{os.getpid()}:{uuid.uuid4().hex[:16]}"
+
+
+class FoldCoordinator:
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        settings: Settings,
+        counter: TokenCounter,
+        summarizer_factory: SummarizerFactory = open_summarizer,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.settings = settings
+        self.counter = counter
+        self.summarizer_factory = summarizer_factory
+        self.clock = clock
+
+    async def run(self, job: FoldJob) -> FoldOutcome:
+        owner = new_owner()
+        if not await self._claim(job, owner):
+            await self._wait_for_winner(job)
+            return FoldOutcome("waited")
+        try:
+            result = await self._summarize(job)
+        except BaseException:
+            # Give the lease back at once rather than making others wait for it to lapse.
+            async with session_scope(self.sessionmaker) as db:
+                await FoldRepository(db).release_lease(job.session_pk, owner=owner)
+            raise
+        stats = self._stats(job, result)
+        new = NewSummary(
+            text=result.text,
+            through_id=job.through_id,
+            through_seq=job.through_seq,
+            message_count=job.previous_message_count + len(job.messages),
+            tokens=result.tokens,
+            method=result.method,
+            model=result.model,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            stats=stats,
+        )
+        async with session_scope(self.sessionmaker) as db:
+            swapped = await FoldRepository(db).swap_summary(
+                job.session_pk, version=job.version, owner=owner, new=new
+            )
+        if not swapped:
+            log.info("fold of session %s lost its compare-and-swap", job.session_pk)
+            return FoldOutcome("lost", result)
+        FOLDS_TOTAL.labels(job.trigger, result.method).inc()
+        return FoldOutcome("folded", result, stats)
+
+    async def _claim(self, job: FoldJob, owner: str) -> bool:
+        now = self.clock()
+        until = now + timedelta(seconds=self.settings.fold_lease_s)
+        async with session_scope(self.sessionmaker) as db:
+            return await FoldRepository(db).claim_lease(
+                job.session_pk, version=job.version, owner=owner, now=now, until=until
+            )
+
+    async def _wait_for_winner(self, job: FoldJob) -> None:
+        """Poll until the version moves or the lease is gone or lapsed (bounded)."""
+        deadline = time.monotonic() + self.settings.summary_timeout_s + WAIT_MARGIN_S
+        while True:
+            async with session_scope(self.sessionmaker) as db:
+                state = await FoldRepository(db).lease_state(job.session_pk)
+            if state is None or state.summary_version != job.version:
+                return
+            if state.lease_until is None or state.lease_until < self.clock():
+                return
+            if time.monotonic() >= deadline:
+                return
+            await asyncio.sleep(POLL_INTERVAL_S)
+
+    async def _summarize(self, job: FoldJob) -> SummaryResult:
+        strategy = job.strategy
+        cache = None if strategy == "rule" else DbSummaryCache(self.sessionmaker)
+        request = SummaryRequest(
+            messages=tuple(job.messages),
+            previous_summary=job.previous_summary or None,
+            max_summary_tokens=job.max_summary_tokens,
+            focus=job.focus,
+        )
+        SUMMARIZER_CALLS.labels(strategy or self.settings.strategy).inc()
+        factory = self.summarizer_factory(
+            strategy, settings=self.settings, counter=self.counter, cache=cache
+        )
+        async with factory as summarizer:
+            result = await summarizer.summarize(request)
+        if result.fallback and result.method == "fallback":
+            SUMMARIZER_FALLBACKS.labels(result.fallback[:64]).inc()
+        return result
+
+    @staticmethod
+    def _stats(job: FoldJob, result: SummaryResult) -> dict[str, Any]:
+        """Context size before the fold and (estimated) after it, as stored with the row."""
+        folded_tokens = sum(m.tokens for m in job.messages)
+        return {
+            "trigger": job.trigger,
+            "tokens_before": job.tokens_before,
+            "tokens_after": job.tokens_before - folded_tokens - job.previous_tokens + result.tokens,
+            "messages_before": job.messages_before,
+            "messages_after": job.messages_before - len(job.messages),
+            "messages_folded": len(job.messages),
+        }

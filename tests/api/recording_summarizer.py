@@ -1,0 +1,69 @@
+"""A summarizer fake that records every request, installed through the app's
+`summarizer_factory` seam (the same seam production uses for the real summarizers)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from fastapi import FastAPI
+
+from app.core.settings import Settings
+from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
+from app.tokens.base import TokenCounter
+
+
+@dataclass
+class Call:
+    strategy: str | None
+    request: SummaryRequest
+
+
+@dataclass
+class RecordingSummarizer:
+    """Writes "summary #n of seqs a..b" (within max_summary_tokens) and records its inputs.
+
+    `methods` scripts the method of each result in turn (default "rule"); `padding` makes
+    results longer, ignoring the cap, to provoke an over-share summary.
+    """
+
+    methods: list[Method] = field(default_factory=list)
+    padding: int = 0
+    calls: list[Call] = field(default_factory=list)
+
+    def install(self, app: FastAPI) -> RecordingSummarizer:
+        app.state.summarizer_factory = self.factory
+        return self
+
+    @asynccontextmanager
+    async def factory(
+        self,
+        strategy: str | None,
+        *,
+        settings: Settings,
+        counter: TokenCounter,
+        cache: SummaryCache | None,
+    ) -> AsyncIterator[Summarizer]:
+        yield _Bound(self, strategy, counter)
+
+
+@dataclass
+class _Bound:
+    owner: RecordingSummarizer
+    strategy: str | None
+    counter: TokenCounter
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.owner.calls.append(Call(self.strategy, request))
+        number = len(self.owner.calls)
+        seqs = [m.seq for m in request.messages]
+        span = f"seqs {min(seqs)}..{max(seqs)}" if seqs else "no new messages"
+        text = f"summary #{number} of {span}" + " filler" * self.owner.padding
+        method: Method = self.owner.methods.pop(0) if self.owner.methods else "rule"
+        return SummaryResult(
+            text=text,
+            tokens=self.counter.count_text(text),
+            method=method,
+            fallback="scripted fallback" if method == "fallback" else None,
+        )
