@@ -117,13 +117,7 @@ class MessageService:
             tool_calls=tool_calls,
             tool_call_id=message.tool_call_id,
             meta=dict(message.metadata or {}),
-            token_count=counter.count_message(
-                role=message.role,
-                content=message.content,
-                name=message.name,
-                tool_calls=tool_calls,
-                tool_call_id=message.tool_call_id,
-            ),
+            token_count=counter.count_normalized(message),
             client_id=message.client_id,
             created_at=now,
         )

@@ -16,6 +16,7 @@ from typing import Any
 
 import tiktoken
 
+from app.engine.shapes import NormalizedMessage
 from app.engine.types import Content
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import ModelInfo
@@ -128,6 +129,16 @@ class TiktokenCounter:
         if tool_call_id:
             tokens += self.count_text(tool_call_id)
         return tokens
+
+    def count_normalized(self, message: NormalizedMessage) -> int:
+        """`count_message` of a validated message: what the append path stores."""
+        return self.count_message(
+            role=message.role,
+            content=message.content,
+            name=message.name,
+            tool_calls=message.tool_calls,
+            tool_call_id=message.tool_call_id,
+        )
 
     def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
         """Sum of `count_message` over message dicts (without REPLY_PRIMING_TOKENS)."""

@@ -24,16 +24,7 @@ async def count_tokens(
         tokens = counter.count_text(body.text)
     else:
         normalized = [normalize_message(raw, i) for i, raw in enumerate(body.messages or [])]
-        tokens = sum(
-            counter.count_message(
-                role=m.role,
-                content=m.content,
-                name=m.name,
-                tool_calls=m.tool_calls,
-                tool_call_id=m.tool_call_id,
-            )
-            for m in normalized
-        )
+        tokens = sum(counter.count_normalized(m) for m in normalized)
     if body.tools:
         tokens += counter.count_tools(validate_tools(body.tools))
     return CountTokensResponse(
