@@ -28,13 +28,7 @@ def to_messages(
     messages = []
     for index, raw in enumerate(raw_messages):
         normalized = normalize_message(raw, index)
-        tokens = counter.count_message(
-            role=normalized.role,
-            content=normalized.content,
-            name=normalized.name,
-            tool_calls=normalized.tool_calls,
-            tool_call_id=normalized.tool_call_id,
-        )
+        tokens = counter.count_normalized(normalized)
         messages.append(
             Message(
                 id=str(index),

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from app.core.settings import Settings
 from app.tokens.base import TokenCounter
 from app.tokens.counter import (
+    CACHE_MIN_CHARS,
     IMAGE_TOKENS,
     REPLY_PRIMING_TOKENS,
     TOKENS_PER_BLOCK,
@@ -202,3 +203,27 @@ class TestCounterFor:
         assert (a is b) is shared
         assert isinstance(a, TiktokenCounter)
         assert a.encoding_name == registry.get(first).encoding
+
+
+class TestLongTextCache:
+    @settings(max_examples=30, deadline=None)
+    @given(st.text(min_size=CACHE_MIN_CHARS, max_size=3 * CACHE_MIN_CHARS))
+    def test_cached_count_equals_fresh_encoding(self, text: str) -> None:
+        counter = TiktokenCounter(ENC)
+        first, second = counter.count_text(text), counter.count_text(text)
+        assert first == second == len(ENC.encode_ordinary(text))
+
+    def test_cache_evicts_least_recently_used(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        texts = [f"{i:02d} " + "word " * CACHE_MIN_CHARS for i in range(10)]
+        monkeypatch.setattr("app.tokens.counter.CACHE_MAX_CHARS", 3 * len(texts[0]))
+        counter = TiktokenCounter(ENC)
+        counts = [counter.count_text(t) for t in texts]
+        assert list(counter._long_counts) == texts[-3:]
+        assert counter._long_chars == 3 * len(texts[0])
+        assert [counter.count_text(t) for t in texts] == counts
+
+    def test_clear_cache_forgets_counts(self) -> None:
+        counter = TiktokenCounter(ENC)
+        counter.count_text("x" * CACHE_MIN_CHARS)
+        counter.clear_cache()
+        assert not counter._long_counts and counter._long_chars == 0
