@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
 log = get_logger("foldwise")
@@ -87,6 +89,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Build the encodings now (~1-2 s each), not inside the first request.
+        for encoding in {model.encoding for model in registry.all()}:
+            await asyncio.to_thread(counter_for_encoding, encoding)
         engine = create_engine(settings.database_url)
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
