@@ -15,9 +15,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.models import Message, Session
 
 # The pinned message is the first user message that is not a tool result; tool results are
-# also role "user", so candidates are read in small pages and checked in Python. The first
-# page almost always holds it (the task is message 1).
+# also role "user", so candidates are read in pages and checked in Python. The first page of
+# 16 almost always holds it (the task is message 1); later pages double, up to 1024 rows,
+# so even a transcript opening with thousands of tool results takes a dozen queries.
 PINNED_PAGE = 16
+MAX_PINNED_PAGE = 1024
 
 
 class ContextRepository:
@@ -33,9 +35,9 @@ class ContextRepository:
         return list((await self.db.execute(stmt)).scalars())
 
     async def user_messages_page(
-        self, session_pk: int, *, after_seq: int, through_seq: int
+        self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
     ) -> list[Message]:
-        """Up to PINNED_PAGE user messages with after_seq < seq ≤ through_seq, in seq order."""
+        """Up to `limit` user messages with after_seq < seq ≤ through_seq, in seq order."""
         stmt = (
             select(Message)
             .where(
@@ -45,7 +47,7 @@ class ContextRepository:
                 Message.role == "user",
             )
             .order_by(Message.seq)
-            .limit(PINNED_PAGE)
+            .limit(limit)
         )
         return list((await self.db.execute(stmt)).scalars())
 

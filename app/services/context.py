@@ -33,10 +33,9 @@ from app.engine.units import is_empty
 from app.models import Message as MessageRow
 from app.models import Session
 from app.repositories.calibrations import CalibrationRepository
-from app.repositories.context import ContextRepository
+from app.repositories.context import MAX_PINNED_PAGE, PINNED_PAGE, ContextRepository
 from app.repositories.sessions import SessionRepository
 from app.schemas.common import SummaryState
-from app.services.calibration import calibration_read
 from app.services.context_settings import resolve_settings
 from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.sessions import summary_state
@@ -72,7 +71,8 @@ class Snapshot:
     session_model: str
     system_prompt: str | None
     tools: tuple[dict[str, Any], ...] | None
-    settings: dict[str, Any]
+    context_settings: ContextSettings
+    strategy: str
     summary_text: str | None
     summary_tokens: int
     summary_through_id: str | None
@@ -139,10 +139,12 @@ class ContextAssembler:
             snapshot = await self._load(session_id, options)
             info = self.registry.get(options.model or snapshot.session_model)
             result = self._assemble(snapshot, info, options, mode)
-            job = self._fold_job(snapshot, info, result, options, mode)
+            job = self._fold_job(snapshot, result, options, mode)
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
             outcome = await self._coordinator(info).run(job)
+            if outcome.status in ("unchanged", "busy"):
+                break  # nothing better to wait for: serve this (already fitted) result
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
@@ -163,7 +165,7 @@ class ContextAssembler:
         async with session_scope(self.sessionmaker) as db:
             row = await SessionRepository(db, self.tenant).get_or_raise(session_id)
             info = self.registry.get(options.model or row.model)
-            context_settings, _strategy = resolve_settings(
+            context_settings, strategy = resolve_settings(
                 self.settings, row.settings, options.overrides
             )
             messages = await self._messages(
@@ -176,7 +178,8 @@ class ContextAssembler:
             session_model=row.model,
             system_prompt=row.system_prompt,
             tools=tuple(row.tools) if row.tools else None,
-            settings=dict(row.settings or {}),
+            context_settings=context_settings,
+            strategy=strategy,
             summary_text=row.conversation_summary,
             summary_tokens=row.summary_tokens,
             summary_through_id=row.summary_through_id,
@@ -203,24 +206,23 @@ class ContextAssembler:
         live = [to_engine(m) for m in await repo.messages_after(row.pk, floor)]
         if not settings.pin_first_message or floor <= row.cleared_through_seq:
             return live
-        cursor = row.cleared_through_seq
-        while page := await repo.user_messages_page(row.pk, after_seq=cursor, through_seq=floor):
+        cursor, limit = row.cleared_through_seq, PINNED_PAGE
+        while page := await repo.user_messages_page(
+            row.pk, after_seq=cursor, through_seq=floor, limit=limit
+        ):
             for candidate in map(to_engine, page):
                 if _pinnable(candidate):
                     return [candidate, *live]
-            cursor = page[-1].seq
+            cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
         return live
 
     def _assemble(
         self, snapshot: Snapshot, info: ModelInfo, options: ContextOptions, mode: Mode
     ) -> AssemblyResult:
-        context_settings, _strategy = resolve_settings(
-            self.settings, snapshot.settings, options.overrides
-        )
         request = AssemblyInput(
             messages=snapshot.messages,
             context_window=info.context_window,
-            settings=context_settings,
+            settings=snapshot.context_settings,
             system_prompt=snapshot.system_prompt,
             tools=snapshot.tools,
             summary=snapshot.summary_text,
@@ -232,23 +234,16 @@ class ContextAssembler:
         )
         return assemble(request, counter_for(info))
 
+    @staticmethod
     def _fold_job(
-        self,
-        snapshot: Snapshot,
-        info: ModelInfo,
-        result: AssemblyResult,
-        options: ContextOptions,
-        mode: Mode,
+        snapshot: Snapshot, result: AssemblyResult, options: ContextOptions, mode: Mode
     ) -> FoldJob | None:
         """The fold this assembly asks for: its plan, or a re-compression of a summary over
         its share (zero new messages, rule summarizer); None when nothing is due."""
         if mode == "never":
             return None
-        context_settings, strategy = resolve_settings(
-            self.settings, snapshot.settings, options.overrides
-        )
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
-        share = summary_share(estimate_limit(result.usage.budget, ratio), context_settings)
+        share = summary_share(estimate_limit(result.usage.budget, ratio), snapshot.context_settings)
         if share < MIN_SUMMARY_TOKENS:
             return None
         plan = result.fold_plan
@@ -266,7 +261,7 @@ class ContextAssembler:
             through_id=plan.through_id if plan else snapshot.summary_through_id,
             through_seq=plan.through_seq if plan else snapshot.summary_through_seq,
             trigger=trigger if plan else "recompress",
-            strategy=strategy if plan else "rule",
+            strategy=snapshot.strategy if plan else "rule",
             max_summary_tokens=share,
             tokens_before=result.usage.system_tokens
             + result.usage.tools_tokens
@@ -277,4 +272,4 @@ class ContextAssembler:
         )
 
 
-__all__ = ["ContextAssembler", "ContextOptions", "Served", "calibration_read"]
+__all__ = ["ContextAssembler", "ContextOptions", "Served", "Snapshot"]

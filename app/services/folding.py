@@ -52,7 +52,10 @@ POLL_INTERVAL_S = 0.1
 # between replicas); after it the waiter serves the engine's fitted fallback.
 WAIT_MARGIN_S = 5.0
 
-Outcome = Literal["folded", "lost", "waited"]
+# folded: ours committed. lost: our CAS found the version moved. waited: another worker's
+# fold finished (or its lease lapsed) while we waited. busy: it was still running when our
+# wait ran out. unchanged: a re-compression that missed its cap, not written.
+Outcome = Literal["folded", "lost", "waited", "busy", "unchanged"]
 
 
 class SummarizerFactory(Protocol):
@@ -122,6 +125,8 @@ def new_owner() -> str:
 
 
 class FoldCoordinator:
+    wait_margin_s = WAIT_MARGIN_S
+
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
@@ -139,15 +144,18 @@ class FoldCoordinator:
     async def run(self, job: FoldJob) -> FoldOutcome:
         owner = new_owner()
         if not await self._claim(job, owner):
-            await self._wait_for_winner(job)
-            return FoldOutcome("waited")
+            return FoldOutcome("waited" if await self._wait_for_winner(job) else "busy")
         try:
             result = await self._summarize(job)
         except BaseException:
             # Give the lease back at once rather than making others wait for it to lapse.
-            async with session_scope(self.sessionmaker) as db:
-                await FoldRepository(db).release_lease(job.session_pk, owner=owner)
+            await self._release(job, owner)
             raise
+        if not job.messages and result.tokens > job.max_summary_tokens:
+            # A re-compression that still misses its cap: committing it would bump the
+            # version on every request without progress. The engine cuts it for sending.
+            await self._release(job, owner)
+            return FoldOutcome("unchanged", result)
         stats = self._stats(job, result)
         new = NewSummary(
             text=result.text,
@@ -179,18 +187,23 @@ class FoldCoordinator:
                 job.session_pk, version=job.version, owner=owner, now=now, until=until
             )
 
-    async def _wait_for_winner(self, job: FoldJob) -> None:
-        """Poll until the version moves or the lease is gone or lapsed (bounded)."""
-        deadline = time.monotonic() + self.settings.summary_timeout_s + WAIT_MARGIN_S
+    async def _release(self, job: FoldJob, owner: str) -> None:
+        async with session_scope(self.sessionmaker) as db:
+            await FoldRepository(db).release_lease(job.session_pk, owner=owner)
+
+    async def _wait_for_winner(self, job: FoldJob) -> bool:
+        """Poll until the version moves or the lease is gone or lapsed: True; False when the
+        wait ran out first (the holder is stuck, and its lease has not lapsed yet)."""
+        deadline = time.monotonic() + self.settings.summary_timeout_s + self.wait_margin_s
         while True:
             async with session_scope(self.sessionmaker) as db:
                 state = await FoldRepository(db).lease_state(job.session_pk)
             if state is None or state.summary_version != job.version:
-                return
+                return True
             if state.lease_until is None or state.lease_until < self.clock():
-                return
+                return True
             if time.monotonic() >= deadline:
-                return
+                return False
             await asyncio.sleep(POLL_INTERVAL_S)
 
     async def _summarize(self, job: FoldJob) -> SummaryResult:
@@ -202,7 +215,7 @@ class FoldCoordinator:
             max_summary_tokens=job.max_summary_tokens,
             focus=job.focus,
         )
-        SUMMARIZER_CALLS.labels(strategy or self.settings.strategy).inc()
+        SUMMARIZER_CALLS.labels(resolve_strategy(strategy, self.settings)).inc()
         factory = self.summarizer_factory(
             strategy, settings=self.settings, counter=self.counter, cache=cache
         )

@@ -3,12 +3,17 @@ explain, formats, placements, settings precedence and errors — on SQLite and P
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from prometheus_client import REGISTRY
 
+from app.services.context import ContextAssembler, ContextOptions
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.conftest import MakeClient
 from tests.factories import (
@@ -137,8 +142,11 @@ class TestFold:
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer
     ) -> None:
         await create_session(client, id="s")
-        await append(client, "s", *turns(20))
+        bulky = [user("read it"), tool_use("t1", path="big.log"), tool_result("t1", "log\n" * 900)]
+        await append(client, "s", *bulky, *turns(20))
         before = await stored(client, "s")
+        pruned = await context(client, "s", max_tokens=4000, summarize="never", explain=True)
+        assert any(e["status"] == "pruned" for e in pruned["explain"])
         await context(client, "s", max_tokens=BUDGET)
         await client.post("/sessions/s/summarize")
         await client.post("/sessions/s/clear")
@@ -175,6 +183,69 @@ class TestFold:
         history = (await client.get("/sessions/s/summaries")).json()["summaries"]
         assert history[0]["stats"]["trigger"] == "recompress"
         assert history[0]["through_seq"] == history[1]["through_seq"]
+
+    async def test_recompression_that_cannot_shrink_is_not_committed(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        recorder.padding = 600  # every summary ignores its cap
+        await create_session(client, id="s")
+        await append(client, "s", *turns(20))
+        await context(client, "s", max_tokens=20_000, summarize="force")
+        for _ in range(2):
+            body = await context(client, "s", max_tokens=20_000, max_summary_tokens=100)
+            assert body["summary"]["version"] == 1
+            # Sent as stored (the whole context still fits), flagged for re-compression.
+            assert any("over its share" in warning for warning in body["warnings"])
+        assert len((await client.get("/sessions/s/summaries")).json()["summaries"]) == 1
+
+
+class TestLoading:
+    async def test_after_a_fold_only_pinned_and_live_messages_are_read(
+        self, app: FastAPI, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", *turns(20))
+        through = (await context(client, "s", max_tokens=BUDGET))["summary"]["through_seq"]
+        assembler = ContextAssembler(
+            app.state.sessionmaker, "default", app.state.settings, app.state.registry,
+            recorder.factory,
+        )  # fmt: skip
+        snapshot = await assembler._load("s", ContextOptions(max_tokens=BUDGET))
+        assert [m.seq for m in snapshot.messages] == [1, *range(through + 1, 41)]
+        assert snapshot.messages_total == 40
+        explained = await assembler._load("s", ContextOptions(explain=True))
+        assert [m.seq for m in explained.messages] == list(range(1, 41))
+
+    async def test_pinned_message_found_behind_many_tool_results(
+        self, app: FastAPI, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        calls = [m for i in range(20) for m in (tool_use(f"t{i}"), tool_result(f"t{i}", "ok"))]
+        await append(client, "s", *calls, user("the real task"), *turns(20))
+        body = await context(client, "s", max_tokens=BUDGET)
+        assert body["summary"]["through_seq"] > 41
+        assert text_of(body["messages"][0]).startswith("the real task")
+        assembler = ContextAssembler(
+            app.state.sessionmaker, "default", app.state.settings, app.state.registry,
+            recorder.factory,
+        )  # fmt: skip
+        snapshot = await assembler._load("s", ContextOptions(max_tokens=BUDGET))
+        assert snapshot.messages[0].seq == 41
+
+    async def test_folds_are_counted_in_metrics(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        def folds() -> float:
+            labels = {"trigger": "threshold", "method": "rule"}
+            return REGISTRY.get_sample_value("foldwise_folds_total", labels) or 0.0
+
+        before = folds()
+        await create_session(client, id="s")
+        await append(client, "s", *turns(20))
+        await context(client, "s", max_tokens=BUDGET)
+        assert folds() == before + 1
+        metrics = (await client.get("/metrics")).text
+        assert 'foldwise_folds_total{method="rule",trigger="threshold"}' in metrics
 
 
 class TestModes:
@@ -315,3 +386,50 @@ async def test_never_over_budget_whatever_the_budget(
     for mode in ("auto", "never", "force"):
         body = await context(client, "s", max_tokens=budget, summarize=mode)
         assert body["messages"][0]["role"] == "user"
+
+
+Operation = tuple[str, int]
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(min_value=1, max_value=12)),
+        st.tuples(st.just("context"), st.integers(min_value=300, max_value=3000)),
+        st.tuples(st.just("force"), st.integers(min_value=0, max_value=4)),
+        st.tuples(st.just("clear"), st.just(0)),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(operations=OPERATIONS)
+async def test_summary_state_only_moves_forward(
+    client: httpx.AsyncClient, recorder: RecordingSummarizer, operations: list[Operation]
+) -> None:
+    """Whatever happens, versions grow by one per history row, through never moves back,
+    every response fits its budget and the stored messages stay as appended."""
+    session_id = f"s-{uuid.uuid4().hex}"
+    await create_session(client, id=session_id, system_prompt="Be brief.")
+    appended = 0
+    for kind, number in operations:
+        if kind == "append":
+            await append(client, session_id, *turns(number, start=appended, words=30))
+            appended += number
+        elif kind == "context":
+            await context(client, session_id, max_tokens=number)
+        elif kind == "force":
+            await context(client, session_id, summarize="force", keep_recent=number)
+        else:
+            assert (await client.post(f"/sessions/{session_id}/clear")).status_code == 200
+    history = (await client.get(f"/sessions/{session_id}/summaries")).json()["summaries"]
+    oldest_first = list(reversed(history))
+    assert [row["version"] for row in oldest_first] == list(range(1, len(history) + 1))
+    through = [row["through_seq"] for row in oldest_first]
+    assert through == sorted(through) and all(seq <= 2 * appended for seq in through)
+    messages = await stored(client, session_id)
+    assert [m["seq"] for m in messages] == list(range(1, 2 * appended + 1))
+    assert [text_of(m) for m in messages] == [text_of(m) for m in turns(appended, words=30)]

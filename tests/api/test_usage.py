@@ -1,0 +1,82 @@
+"""POST /sessions/{id}/usage: calibration per model family, applied to later budgets."""
+
+from __future__ import annotations
+
+import math
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.engine.calibration import ALPHA
+from tests.api.recording_summarizer import RecordingSummarizer
+from tests.api.test_context import context, turns
+from tests.factories import append, assert_error, create_session
+
+
+@pytest.fixture
+def recorder(app: FastAPI) -> RecordingSummarizer:
+    return RecordingSummarizer().install(app)
+
+
+async def report(client: httpx.AsyncClient, session_id: str, **body: object) -> httpx.Response:
+    return await client.post(f"/sessions/{session_id}/usage", json=body)
+
+
+class TestCalibration:
+    async def test_reports_refer_to_the_last_context_and_smooth_the_ratio(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", *turns(3, words=20))
+        estimate = (await context(client, "s"))["usage"]["estimated_tokens"]
+        first = await report(client, "s", input_tokens=round(estimate * 1.2))
+        assert first.status_code == 200, first.text
+        learned = first.json()
+        assert learned["estimated_tokens"] == estimate
+        ratio = round(estimate * 1.2) / estimate
+        assert learned["calibration"] == {"family": "anthropic", "ratio": ratio, "samples": 1}
+
+        second = (await report(client, "s", input_tokens=estimate)).json()["calibration"]
+        assert second["samples"] == 2
+        assert second["ratio"] == pytest.approx((1 - ALPHA) * ratio + ALPHA * 1.0)
+
+        usage = (await context(client, "s"))["usage"]
+        assert usage["calibration"] == second
+        assert usage["total_tokens"] == math.ceil(usage["estimated_tokens"] * second["ratio"])
+
+    async def test_calibrated_total_is_held_to_the_budget(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", *turns(20))
+        estimate = (await context(client, "s", summarize="never", max_tokens=3000))["usage"]
+        await report(client, "s", input_tokens=estimate["estimated_tokens"] * 2)
+        body = await context(client, "s", summarize="never", max_tokens=3000)
+        usage = body["usage"]
+        assert usage["calibration"]["ratio"] == 2.0
+        assert usage["total_tokens"] <= 3000 and usage["estimated_tokens"] <= 1500
+
+    async def test_calibration_is_shared_by_the_tenants_sessions_of_one_family(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        for session_id in ("a", "b"):
+            await create_session(client, id=session_id)
+            await append(client, session_id, *turns(2, words=5))
+        estimate = (await context(client, "a"))["usage"]["estimated_tokens"]
+        await report(client, "a", input_tokens=estimate * 3)  # clamped to 2.0
+        assert (await context(client, "b"))["usage"]["calibration"]["ratio"] == 2.0
+
+    async def test_no_context_served_for_that_model_is_409(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="s")
+        response = await report(client, "s", input_tokens=100)
+        assert_error(response, 409, "no_context_served")
+        await context(client, "s")
+        response = await report(client, "s", model="gpt-4o", input_tokens=100)
+        assert_error(response, 409, "no_context_served")
+
+    async def test_errors(self, client: httpx.AsyncClient) -> None:
+        assert_error(await report(client, "nope", input_tokens=5), 404, "session_not_found")
+        await create_session(client, id="s")
+        assert_error(await report(client, "s", input_tokens=0), 422, "validation_error")
+        assert_error(await report(client, "s", model="nope", input_tokens=5), 422, "unknown_model")
