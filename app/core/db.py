@@ -79,11 +79,18 @@ def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# Execution option marking a unit of work that only reads (see `read_scope`).
+READ_ONLY = "foldwise_read_only"
+
+
 def _on_sqlite_begin(connection: Any) -> None:
     # IMMEDIATE takes the write lock up front (waiting up to busy_timeout). A deferred
     # transaction that reads and then writes fails at once with SQLITE_BUSY when another
     # writer committed in between; SQLite has one writer anyway, so queueing costs little.
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # Read-only units take a deferred BEGIN: in WAL mode they read a snapshot without
+    # waiting for, or blocking, the writer — the hot GET …/context path is one of them.
+    read_only = connection.get_execution_options().get(READ_ONLY, False)
+    connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def create_engine(database_url: str) -> AsyncEngine:
@@ -97,6 +104,20 @@ def create_engine(database_url: str) -> AsyncEngine:
     return create_async_engine(
         url, pool_size=PG_POOL_SIZE, max_overflow=PG_MAX_OVERFLOW, pool_pre_ping=True
     )
+
+
+@asynccontextmanager
+async def read_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A unit of work that only reads: one consistent snapshot, never the write lock."""
+    async with factory() as session:
+        await session.connection(execution_options={READ_ONLY: True})
+        try:
+            yield session
+        except BaseException:
+            await session.rollback()
+            raise
+        else:
+            await session.commit()  # ends the snapshot; unlike rollback, keeps rows loaded
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

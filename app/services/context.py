@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.db import session_scope
+from app.core.db import read_scope, session_scope
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import ContextSettings, estimate_limit, summary_share
@@ -84,6 +84,7 @@ class Snapshot:
     messages_total: int
     messages: tuple[Message, ...]
     calibration: Calibration | None
+    last_served: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +150,11 @@ class ContextAssembler:
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
         model = options.model or snapshot.session_model
-        if options.record_served:
+        estimated = result.usage.estimated_tokens
+        # Only a changed estimate is written: repeated GETs of an unchanged context stay reads.
+        if options.record_served and snapshot.last_served.get(model) != estimated:
             async with session_scope(self.sessionmaker) as db:
-                await ContextRepository(db).record_served(
-                    snapshot.pk, model, result.usage.estimated_tokens
-                )
+                await ContextRepository(db).record_served(snapshot.pk, model, estimated)
         return Served(snapshot, result, model, info.family, fold, folded)
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
@@ -162,7 +163,7 @@ class ContextAssembler:
         )
 
     async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
-        async with session_scope(self.sessionmaker) as db:
+        async with read_scope(self.sessionmaker) as db:
             row = await SessionRepository(db, self.tenant).get_or_raise(session_id)
             info = self.registry.get(options.model or row.model)
             context_settings, strategy = resolve_settings(
@@ -191,6 +192,7 @@ class ContextAssembler:
             messages_total=row.last_seq - row.cleared_through_seq,
             messages=tuple(messages),
             calibration=calibration,
+            last_served=dict(row.last_context or {}),
         )
 
     @staticmethod
