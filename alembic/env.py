@@ -17,6 +17,8 @@ from app.core.settings import Settings
 from app.models import Base
 
 config = context.config
+# Arbitrary constant naming Foldwise's migration lock among PostgreSQL advisory locks.
+MIGRATION_LOCK_KEY = 7_316_045_219
 target_metadata = Base.metadata
 
 # Programmatic callers (foldwise serve/migrate, tests) configure logging themselves.
@@ -38,6 +40,10 @@ def _configure(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # Replicas starting together: one migrates, the others wait here and then find
+            # nothing left to do (the lock ends with the transaction).
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
         context.run_migrations()
 
 
