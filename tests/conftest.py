@@ -20,6 +20,7 @@ import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import settings as hypothesis_settings
 
 from app.core.db import normalize_database_url, upgrade_database
 from app.core.settings import Settings
@@ -29,6 +30,13 @@ DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 TABLES = ("messages", "summaries", "summary_cache", "calibrations", "sessions")
 
 MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
+
+# CI explores the same examples every run (a red build is then reproducible locally with
+# HYPOTHESIS_PROFILE=ci); laptops keep hypothesis' random exploration.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+)
 
 
 def postgres_admin_url() -> str:

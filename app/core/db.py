@@ -9,6 +9,7 @@ need generated values).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -142,7 +143,8 @@ def alembic_config(database_url: str) -> Any:
     from alembic.config import Config
 
     ini = ALEMBIC_DIR.parent / "alembic.ini"
-    config = Config(str(ini)) if ini.is_file() else Config()
+    # stdout is passed explicitly: Config's default is the sys.stdout of import time.
+    config = Config(str(ini) if ini.is_file() else None, stdout=sys.stdout)
     config.set_main_option("script_location", str(ALEMBIC_DIR))
     # env.py reads this attribute first, so the URL never has to round-trip through the
     # ini file's %-interpolation (passwords may contain '%').

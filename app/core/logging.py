@@ -3,8 +3,22 @@
 from __future__ import annotations
 
 import logging
+import sys
+from typing import Any, TextIO
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class _StderrHandler(logging.StreamHandler[TextIO]):
+    """Writes to whatever `sys.stderr` is at emit time: test runners swap (and close) it."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
 
 
 def configure_logging(level: str = "info") -> None:
@@ -13,7 +27,7 @@ def configure_logging(level: str = "info") -> None:
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
     if not any(getattr(h, "_foldwise", False) for h in root.handlers):
-        handler = logging.StreamHandler()
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         handler._foldwise = True  # type: ignore[attr-defined]
         root.addHandler(handler)
