@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Message, Session
@@ -33,33 +33,6 @@ class ContextRepository:
             .order_by(Message.seq)
         )
         return list((await self.db.execute(stmt)).scalars())
-
-    async def live_with_pin_candidates(
-        self, session_pk: int, *, cleared_seq: int, floor_seq: int
-    ) -> tuple[list[Message], list[Message]]:
-        """Messages after `floor_seq`, and the first PINNED_PAGE user messages in
-        (cleared_seq, floor_seq] — the pinned-message candidates — in one query."""
-        candidates = (
-            select(Message.seq)
-            .where(
-                Message.session_id == session_pk,
-                Message.seq > cleared_seq,
-                Message.seq <= floor_seq,
-                Message.role == "user",
-            )
-            .order_by(Message.seq)
-            .limit(PINNED_PAGE)
-        )
-        stmt = (
-            select(Message)
-            .where(
-                Message.session_id == session_pk,
-                or_(Message.seq > floor_seq, Message.seq.in_(candidates)),
-            )
-            .order_by(Message.seq)
-        )
-        rows = list((await self.db.execute(stmt)).scalars())
-        return [m for m in rows if m.seq > floor_seq], [m for m in rows if m.seq <= floor_seq]
 
     async def user_messages_page(
         self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE

@@ -205,23 +205,17 @@ class ContextAssembler:
                 to_engine(m) for m in await repo.messages_after(row.pk, row.cleared_through_seq)
             ]
         floor = max(row.summary_through_seq, row.cleared_through_seq)
+        live = [to_engine(m) for m in await repo.messages_after(row.pk, floor)]
         if not settings.pin_first_message or floor <= row.cleared_through_seq:
-            return [to_engine(m) for m in await repo.messages_after(row.pk, floor)]
-        rows, page = await repo.live_with_pin_candidates(
-            row.pk, cleared_seq=row.cleared_through_seq, floor_seq=floor
-        )
-        live = [to_engine(m) for m in rows]
-        limit = PINNED_PAGE
-        while page:
+            return live
+        cursor, limit = row.cleared_through_seq, PINNED_PAGE
+        while page := await repo.user_messages_page(
+            row.pk, after_seq=cursor, through_seq=floor, limit=limit
+        ):
             for candidate in map(to_engine, page):
                 if _pinnable(candidate):
                     return [candidate, *live]
-            if len(page) < limit:
-                break
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
-            page = await repo.user_messages_page(
-                row.pk, after_seq=cursor, through_seq=floor, limit=limit
-            )
         return live
 
     def _assemble(
