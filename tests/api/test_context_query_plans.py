@@ -1,0 +1,60 @@
+"""GET …/context stays flat in history length: every read of `messages` is an index range.
+
+Latency benchmarks catch a full scan late and noisily; the query plan catches it at once.
+SQLite only: its EXPLAIN QUERY PLAN says plainly whether an index bounds the scan.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+
+from app.main import create_app
+from tests.conftest import MakeClient, make_settings
+from tests.factories import append, create_session, tool_result, tool_use, user
+
+
+def _plans(db_file: Path, statements: list[tuple[str, Any]]) -> list[str]:
+    lines = []
+    with sqlite3.connect(db_file) as connection:
+        for sql, params in statements:
+            if "FROM messages" in sql and sql.lstrip().upper().startswith("SELECT"):
+                rows = connection.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
+                lines += [str(row[-1]) for row in rows]
+    return lines
+
+
+async def test_context_reads_messages_by_seq_range_only(
+    sqlite_template: Path, tmp_path: Path, make_client: MakeClient
+) -> None:
+    db_file = tmp_path / "plans.db"
+    shutil.copyfile(sqlite_template, db_file)
+    app = create_app(make_settings(f"sqlite:///{db_file}"))
+    client = await make_client(app)
+    await create_session(client, id="long")
+    turns: list[dict[str, Any]] = [user("Refactor the billing module.")]
+    for i in range(30):
+        turns += [tool_use(f"c{i}", path=f"billing/m{i}.py"), tool_result(f"c{i}", "x = 1\n" * 80)]
+    turns.append(user("What is left?"))
+    await append(client, "long", *turns)
+    first = await client.get("/sessions/long/context", params={"max_tokens": 1500})
+    assert first.status_code == 200 and first.json()["summary"] is not None  # folded
+
+    statements: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_: Any) -> None:
+        statements.append((sql, params))
+
+    event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
+    response = await client.get("/sessions/long/context", params={"max_tokens": 1500})
+    assert response.status_code == 200
+    plans = _plans(db_file, statements)
+    message_reads = [p for p in plans if "messages" in p]
+    assert message_reads, statements
+    for plan in message_reads:
+        assert "SCAN" not in plan, plan
+        assert "seq" in plan, f"a read of messages not bounded by seq: {plan}"
