@@ -72,6 +72,15 @@ class TestConversationFacts:
         )
         assert "Decisions:\n- We'll use orjson instead of json for the encoder." in text
 
+    def test_explicit_decision_wins_over_constraint_words(self, counter) -> None:
+        text = summarize(
+            counter,
+            ("user", "Speed up the export."),
+            ("user", "We decided to keep the old client as a fallback."),
+        )
+        assert "Decisions:\n- We decided to keep the old client as a fallback." in text
+        assert "User constraints:" not in text
+
     def test_unanswered_question_is_open_answered_one_is_not(self, counter) -> None:
         text = summarize(
             counter,

@@ -30,6 +30,8 @@ _DECISION = re.compile(
     r"settled on|the plan is|rather than|we'll keep|i'll keep|prefer|switch(?:ed|ing)?|"
     r"from now on|replac(?:e|ed|ing) [^.]{1,60} with|migrat(?:e|ed|ing) [^.]{1,40} to)\b"
 )
+# Explicit decision words beat constraint words: "We decided to keep X" is a decision.
+_DECIDED = re.compile(r"(?i)\b(?:decided|decide to|chose|opted|settled on|the plan is)\b")
 REQUEST_CHARS = 200
 # "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
 MIN_REQUEST_WORDS = 3
@@ -73,6 +75,8 @@ class _Walker:
         for sentence in parts:
             if sentence.endswith("?"):
                 self.facts.add(Item("question", clip(sentence), self.tick(), status="user"))
+            elif _DECIDED.search(sentence):
+                self.facts.add(Item("decision", clip(sentence), self.tick()))
             elif _CONSTRAINT.search(sentence):
                 self.facts.add(Item("constraint", clip(sentence), self.tick()))
             elif _DECISION.search(sentence):
