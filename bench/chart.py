@@ -36,7 +36,7 @@ def latency_chart(runs: list[BackendRun], path: Path) -> None:
         axis.set_xscale("log")
         axis.set_xlabel("stored messages in the session")
         axis.grid(True, alpha=0.3)
-    absolute.set_ylabel("ms per GET /sessions/{id}/context")
+    absolute.set_ylabel("ms per GET …/context (median of round percentiles)")
     absolute.set_title("Context latency (one client, keep-alive)")
     relative.axhline(LATENCY_TARGET, color="red", linewidth=1, label=f"target ≤ {LATENCY_TARGET}")
     relative.set_ylabel("÷ latency at 1k messages")

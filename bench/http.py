@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.server import HOST
+from bench.server import HOST, PROJECT_ROOT
 
 # A load run is bounded by its own --duration; this only catches a wedged client.
 LOADGEN_GRACE_S = 90.0
@@ -82,6 +82,7 @@ def load(
             command += ["--body-file", str(body_file)]
         completed = subprocess.run(
             command,
+            cwd=PROJECT_ROOT,
             capture_output=True,
             text=True,
             timeout=duration + LOADGEN_GRACE_S,

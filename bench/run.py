@@ -22,12 +22,13 @@ from bench.cases_server import run_backend
 from bench.cases_tokens import run_counting
 from bench.databases import postgres_available, postgres_database, sqlite_database
 from bench.machine import describe
+from bench.results import Results
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 COMMAND = "make bench  (= .venv/bin/python -m bench.run)"
 
 
-def _attempt(results: report.Results, what: str, action: Callable[[], None]) -> None:
+def _attempt(results: Results, what: str, action: Callable[[], None]) -> None:
     print(f"bench: {what} …", flush=True)
     started = time.perf_counter()
     try:
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    results = report.Results(machine=describe(), command=COMMAND)
+    results = Results(machine=describe(), command=COMMAND)
 
     def counting() -> None:
         results.counting = [(shape, run_counting(shape)) for shape in ("anthropic", "openai")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 HOST = "127.0.0.1"
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# The last line of a traceback: "package.module.SomeError: message".
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
 PORTS = range(8030, 8050)
 # The app imports tiktoken, SQLAlchemy and FastAPI: a cold start takes ~2 s on 2 cores.
 START_TIMEOUT_S = 30.0
@@ -57,11 +61,23 @@ def running_server(database_url: str, log_path: Path) -> Iterator[int]:
 
     The server's output goes to `log_path` (read it with `logged_errors`)."""
     port = free_port()
-    env = {**os.environ, "FOLDWISE_DATABASE_URL": database_url, "FOLDWISE_LOG_LEVEL": "warning"}
+    # Default settings, as a fresh deployment: nothing inherited from the caller's FOLDWISE_*
+    # or Anthropic variables, and no .env (the server runs in the log's directory).
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("FOLDWISE_", "ANTHROPIC_"))
+    }
+    env |= {
+        "FOLDWISE_DATABASE_URL": database_url,
+        "FOLDWISE_LOG_LEVEL": "warning",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")])),
+    }
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "bench.server", "--port", str(port)],
             env=env,
+            cwd=log_path.parent,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -85,7 +101,7 @@ def logged_errors(log_path: Path) -> tuple[int, list[str]]:
     last_lines = []
     for index, line in enumerate(lines):
         ends_traceback = index + 1 == len(lines) or not lines[index + 1].startswith((" ", "\t"))
-        is_exception = ":" in line and not line.startswith((" ", "ERROR", "Traceback"))
+        is_exception = EXCEPTION_LINE.match(line) is not None
         is_new = "direct cause" not in line and line[:300] not in last_lines
         if ends_traceback and is_exception and is_new:
             last_lines.append(line[:300])

@@ -13,12 +13,19 @@ from typing import Any
 
 
 def interleaved_medians(
-    actions: Mapping[str, Callable[[], Any]], *, rounds: int, warmup: int = 1
+    actions: Mapping[str, Callable[[], Any]],
+    *,
+    rounds: int,
+    warmup: int = 1,
+    setup: Mapping[str, Callable[[], Any]] | None = None,
 ) -> dict[str, float]:
-    """Median wall seconds per action, timed in interleaved rounds after `warmup` rounds."""
+    """Median wall seconds per action, timed in interleaved rounds after `warmup` rounds;
+    `setup[name]`, when given, runs untimed before each call of that action."""
     samples: dict[str, list[float]] = {name: [] for name in actions}
     for round_index in range(warmup + rounds):
         for name, action in actions.items():
+            if setup and name in setup:
+                setup[name]()
             started = time.perf_counter()
             action()
             elapsed = time.perf_counter() - started
