@@ -12,6 +12,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.routes import context, health, messages, sessions, summarize, tokens
@@ -52,10 +54,25 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
-def _envelope(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
+def _envelope(
+    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "details": details}}
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _database_busy(_request: Request, exc: Exception) -> JSONResponse:
+    # SQLite's write lock held past busy_timeout, an exhausted pool, or the database being
+    # unreachable: nothing was written (the unit of work rolled back), so the client may retry.
+    log.warning("database unavailable: %s", exc)
+    return _envelope(
+        503,
+        "database_unavailable",
+        "the database is busy or unreachable; nothing was changed, retry shortly",
+        headers={"Retry-After": "1"},
+    )
 
 
 async def _foldwise_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -117,6 +134,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(PoolTimeout, _database_busy)
 
     # Added innermost first: metrics wrap CORS, which wraps the body limit, so a 413
     # still carries CORS headers and is counted.

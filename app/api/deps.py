@@ -1,4 +1,4 @@
-"""Request dependencies as Annotated aliases: DbSession, Tenant, SettingsDep, RegistryDep.
+"""Request dependencies as Annotated aliases: DbSession, ReadDb, Tenant, SettingsDep, …
 
 Everything comes from `app.state` (set by create_app), so a test app with its own
 settings never touches process-wide state.
@@ -12,7 +12,7 @@ from typing import Annotated, cast
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.db import session_scope
+from app.core.db import read_scope, session_scope
 from app.core.errors import Unauthorized
 from app.core.security import OPEN_TENANT, KeyRing, bearer_token
 from app.core.settings import Settings
@@ -31,6 +31,13 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's unit of work: committed when the route returns, rolled back on error."""
     factory = cast(async_sessionmaker[AsyncSession], request.app.state.sessionmaker)
     async with session_scope(factory) as session:
+        yield session
+
+
+async def get_read_db(request: Request) -> AsyncIterator[AsyncSession]:
+    """A read-only unit of work for GET routes: one snapshot, never the SQLite write lock."""
+    factory = cast(async_sessionmaker[AsyncSession], request.app.state.sessionmaker)
+    async with read_scope(factory) as session:
         yield session
 
 
@@ -54,4 +61,5 @@ RegistryDep = Annotated[ModelRegistry, Depends(get_registry)]
 # client that got 201 can read its write from any replica, and a failed commit is a
 # failed request (the default "request" scope would commit after sending).
 DbSession = Annotated[AsyncSession, Depends(get_db, scope="function")]
+ReadDb = Annotated[AsyncSession, Depends(get_read_db, scope="function")]
 Tenant = Annotated[str, Depends(get_tenant)]

@@ -54,6 +54,7 @@ class Settings(ContextDefaults):
     # A fold lease older than this is considered abandoned (crashed worker) and may be taken over.
     fold_lease_s: float = Field(60.0, gt=0)
     log_level: str = "info"
+    access_log: bool = False
 
     @field_validator("cors_origins", mode="before")
     @classmethod

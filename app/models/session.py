@@ -29,6 +29,9 @@ class Session(Base):
     # Highest seq handed out; appends bump it with UPDATE … RETURNING in their transaction,
     # which serialises concurrent appends on the row and keeps seqs gap-free.
     last_seq: Mapped[int] = mapped_column(Integer, default=0)
+    # Sum of token_count over the messages after the clear marker, kept by appends (+) and
+    # clears (reset), so GET /sessions/{id} never sums a long history.
+    live_tokens: Mapped[int] = mapped_column(Integer, default=0)
 
     # Summary state (SPEC §2). No FK on summary_through_id: messages already reference
     # sessions, and a cycle would need use_alter and deferred constraints for no gain

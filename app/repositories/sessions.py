@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import SessionExists, SessionNotFound
-from app.models import Message, Session
+from app.models import Session
 from app.models.base import utcnow
 
 
@@ -59,14 +59,10 @@ class SessionRepository:
         )
         return list((await self.db.execute(stmt)).scalars())
 
-    async def stats(self, row: Session) -> SessionStats:
-        after_clear = Message.seq > row.cleared_through_seq
-        stmt = select(
-            func.count(Message.id),
-            func.coalesce(func.sum(Message.token_count).filter(after_clear), 0),
-        ).where(Message.session_id == row.pk)
-        count, tokens = (await self.db.execute(stmt)).one()
-        return SessionStats(message_count=int(count), total_tokens=int(tokens))
+    @staticmethod
+    def stats(row: Session) -> SessionStats:
+        # Seqs are gap-free and messages leave only with their session: count = last_seq.
+        return SessionStats(message_count=row.last_seq, total_tokens=row.live_tokens)
 
     async def delete(self, row: Session) -> None:
         # Messages and summaries go with it (ON DELETE CASCADE).
@@ -90,11 +86,11 @@ class SessionRepository:
             raise SessionNotFound(row.external_id)
         return int(last_seq)
 
-    async def advance_seq(self, row: Session, count: int) -> None:
+    async def advance_seq(self, row: Session, count: int, tokens: int) -> None:
         stmt = (
             update(Session)
             .where(Session.pk == row.pk)
-            .values(last_seq=Session.last_seq + count)
+            .values(last_seq=Session.last_seq + count, live_tokens=Session.live_tokens + tokens)
             .execution_options(synchronize_session=False)
         )
         await self.db.execute(stmt)

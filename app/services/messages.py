@@ -94,7 +94,8 @@ class MessageService:
             results.append(_appended(row, duplicate=False))
         if new_rows:
             await self.messages.add_all(new_rows)
-            await self.sessions.advance_seq(session, len(new_rows))
+            tokens = sum(row.token_count for row in new_rows)
+            await self.sessions.advance_seq(session, len(new_rows), tokens)
             MESSAGES_APPENDED.inc(len(new_rows))
         return AppendResult(messages=results)
 

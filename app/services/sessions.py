@@ -97,13 +97,13 @@ class SessionService:
         rows = await self.repo.list_page(after_pk=after_pk, limit=limit + 1)
         has_more = len(rows) > limit
         rows = rows[:limit]
-        sessions = [session_read(row, await self.repo.stats(row)) for row in rows]
+        sessions = [session_read(row, self.repo.stats(row)) for row in rows]
         next_cursor = encode_cursor(rows[-1].pk) if has_more and rows else None
         return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
     async def read(self, session_id: str) -> SessionRead:
         row = await self.repo.get_or_raise(session_id)
-        return session_read(row, await self.repo.stats(row))
+        return session_read(row, self.repo.stats(row))
 
     async def update(self, session_id: str, body: SessionUpdate) -> SessionRead:
         row = await self.repo.get_or_raise(session_id)
@@ -129,7 +129,7 @@ class SessionService:
             row.meta = body.metadata or {}
         await self.repo.db.flush()
         await self.repo.db.refresh(row)
-        return session_read(row, await self.repo.stats(row))
+        return session_read(row, self.repo.stats(row))
 
     async def delete(self, session_id: str) -> None:
         await self.repo.delete(await self.repo.get_or_raise(session_id))

@@ -97,4 +97,4 @@ async def clear_session(db: AsyncSession, tenant: str, session_id: str) -> Sessi
         row.pk, last_seq=last_seq, through_id=newest.id if newest else None
     )
     await db.refresh(row)
-    return session_read(row, await sessions.stats(row))
+    return session_read(row, sessions.stats(row))

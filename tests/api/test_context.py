@@ -433,3 +433,8 @@ async def test_summary_state_only_moves_forward(
     messages = await stored(client, session_id)
     assert [m["seq"] for m in messages] == list(range(1, 2 * appended + 1))
     assert [text_of(m) for m in messages] == [text_of(m) for m in turns(appended, words=30)]
+    # The session's running counters agree with what is stored.
+    session = (await client.get(f"/sessions/{session_id}")).json()
+    cleared = max((r["through_seq"] for r in history if r["method"] == "clear"), default=0)
+    assert session["message_count"] == len(messages)
+    assert session["total_tokens"] == sum(m["token_count"] for m in messages if m["seq"] > cleared)

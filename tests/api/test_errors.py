@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 
@@ -88,3 +89,14 @@ class TestCors:
     async def test_no_origin_allowed_by_default(self, client: httpx.AsyncClient) -> None:
         response = await client.get("/healthz", headers={"Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in response.headers
+
+
+class TestDatabaseUnavailable:
+    async def test_unreachable_database_is_503_with_retry_after(
+        self, make_client: MakeClient, tmp_path: Path
+    ) -> None:
+        missing = tmp_path / "no-such-dir" / "foldwise.db"
+        client = await make_client(database_url=f"sqlite:///{missing}")
+        response = await client.get("/sessions/any")
+        assert_error(response, 503, "database_unavailable")
+        assert response.headers["retry-after"] == "1"

@@ -249,18 +249,18 @@ class TestSummaryOnTheWire:
         assert body["message_count"] == 3
 
     async def test_total_tokens_count_only_messages_after_the_clear_marker(
-        self, app: FastAPI, client: httpx.AsyncClient
+        self, client: httpx.AsyncClient
     ) -> None:
         await create_session(client, id="clr")
-        appended = await append(client, "clr", user("old"), user("new message"))
-        async with app.state.sessionmaker() as db:
-            row = await db.scalar(select(Session).where(Session.external_id == "clr"))
-            assert row is not None
-            row.cleared_through_seq = 1
-            await db.commit()
+        await append(client, "clr", user("old", client_id="a"), user("older"))
+        assert (await client.post("/sessions/clr/clear")).status_code == 200
+        after = await append(client, "clr", user("new message", client_id="b"))
+        await append(client, "clr", user("new message", client_id="b"))  # a retry: no-op
         body = (await client.get("/sessions/clr")).json()
-        assert body["total_tokens"] == appended[1]["token_count"]
-        assert body["message_count"] == 2
+        assert body["total_tokens"] == after[0]["token_count"]
+        assert body["message_count"] == 3
+        messages = (await client.get("/sessions/clr/messages")).json()["messages"]
+        assert body["message_count"] == len(messages)
 
 
 class TestCursor:

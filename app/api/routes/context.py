@@ -8,7 +8,7 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.api.deps import DbSession, RegistryDep, SettingsDep, Tenant
+from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
 from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.context import (
@@ -108,7 +108,7 @@ async def summarize_now(
 @router.get("/sessions/{session_id}/summaries")
 async def list_summaries(
     session_id: str,
-    db: DbSession,
+    db: ReadDb,
     tenant: Tenant,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import DbSession, RegistryDep, SettingsDep, Tenant
+from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.messages import AppendResult, MessagePage, MessagesAppend
 from app.services.messages import MessageService
@@ -20,7 +20,14 @@ def get_message_service(
     return MessageService(db, tenant, settings, registry)
 
 
+def get_message_reader(
+    db: ReadDb, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> MessageService:
+    return MessageService(db, tenant, settings, registry)
+
+
 Messages = Annotated[MessageService, Depends(get_message_service)]
+MessageReader = Annotated[MessageService, Depends(get_message_reader)]
 
 
 @router.post("/{session_id}/messages", status_code=201)
@@ -34,7 +41,7 @@ async def append_messages(
 @router.get("/{session_id}/messages")
 async def list_messages(
     session_id: str,
-    messages: Messages,
+    messages: MessageReader,
     after_seq: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> MessagePage:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from app.api.deps import DbSession, RegistryDep, SettingsDep, Tenant
+from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.sessions import SessionCreate, SessionPage, SessionRead, SessionUpdate
 from app.services.sessions import SessionService
@@ -20,7 +20,14 @@ def get_session_service(
     return SessionService(db, tenant, settings, registry)
 
 
+def get_session_reader(
+    db: ReadDb, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> SessionService:
+    return SessionService(db, tenant, settings, registry)
+
+
 Sessions = Annotated[SessionService, Depends(get_session_service)]
+SessionReader = Annotated[SessionService, Depends(get_session_reader)]
 
 
 @router.post("", status_code=201)
@@ -31,7 +38,7 @@ async def create_session(body: SessionCreate, sessions: Sessions) -> SessionRead
 
 @router.get("")
 async def list_sessions(
-    sessions: Sessions,
+    sessions: SessionReader,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
 ) -> SessionPage:
@@ -40,7 +47,7 @@ async def list_sessions(
 
 
 @router.get("/{session_id}")
-async def get_session(session_id: str, sessions: Sessions) -> SessionRead:
+async def get_session(session_id: str, sessions: SessionReader) -> SessionRead:
     """The session with its message count, token total and summary state."""
     return await sessions.read(session_id)
 
