@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -60,6 +61,8 @@ class TiktokenCounter:
         self._encode = encoding.encode_ordinary
         self._long_counts: OrderedDict[str, int] = OrderedDict()
         self._long_chars = 0
+        # Counters are shared per encoding and used from threadpool routes too.
+        self._cache_lock = threading.Lock()
         # Roles and names repeat in every message: count each distinct one once.
         self._short_counts: dict[str, int] = {}
 
@@ -70,22 +73,26 @@ class TiktokenCounter:
     def count_text(self, text: str) -> int:
         if len(text) < CACHE_MIN_CHARS:
             return len(self._encode(text)) if text else 0
-        count = self._long_counts.get(text)
-        if count is not None:
-            self._long_counts.move_to_end(text)
-            return count
-        count = len(self._encode(text))
-        self._long_counts[text] = count
-        self._long_chars += len(text)
-        while self._long_chars > CACHE_MAX_CHARS:
-            evicted, _ = self._long_counts.popitem(last=False)
-            self._long_chars -= len(evicted)
+        with self._cache_lock:
+            count = self._long_counts.get(text)
+            if count is not None:
+                self._long_counts.move_to_end(text)
+                return count
+        count = len(self._encode(text))  # outside the lock: tiktoken releases the GIL
+        with self._cache_lock:
+            if text not in self._long_counts:
+                self._long_counts[text] = count
+                self._long_chars += len(text)
+            while self._long_chars > CACHE_MAX_CHARS:
+                evicted, _ = self._long_counts.popitem(last=False)
+                self._long_chars -= len(evicted)
         return count
 
     def clear_cache(self) -> None:
         """Forget remembered counts (benchmarks measure cold counting with it)."""
-        self._long_counts.clear()
-        self._long_chars = 0
+        with self._cache_lock:
+            self._long_counts.clear()
+            self._long_chars = 0
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Counts of many texts at once (tiktoken encodes the batch in parallel threads)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -227,3 +228,13 @@ class TestLongTextCache:
         counter.count_text("x" * CACHE_MIN_CHARS)
         counter.clear_cache()
         assert not counter._long_counts and counter._long_chars == 0
+
+    def test_threads_share_the_cache_safely(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        texts = [f"{i:02d} " + "token " * CACHE_MIN_CHARS for i in range(12)]
+        monkeypatch.setattr("app.tokens.counter.CACHE_MAX_CHARS", 2 * len(texts[0]))
+        counter = TiktokenCounter(ENC)
+        expected = [len(ENC.encode_ordinary(t)) for t in texts]
+        with ThreadPoolExecutor(max_workers=4) as pool:  # constant eviction under contention
+            rounds = list(pool.map(lambda _: [counter.count_text(t) for t in texts], range(8)))
+        assert all(counts == expected for counts in rounds)
+        assert counter._long_chars == sum(len(t) for t in counter._long_counts)
