@@ -39,6 +39,7 @@ def upgrade() -> None:
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('last_seq', sa.Integer(), nullable=False),
+    sa.Column('live_tokens', sa.Integer(), nullable=False),
     sa.Column('conversation_summary', sa.Text(), nullable=True),
     sa.Column('summary_through_id', sa.String(length=36), nullable=True),
     sa.Column('summary_through_seq', sa.Integer(), nullable=False),
