@@ -32,11 +32,11 @@ from langchain_core.messages import (
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import ContextSettings
-from app.engine.shapes import normalize_message
 from app.engine.types import Message
 from app.schemas.context import AssembleRequest
 from app.services.assembly import assemble_posted
-from app.tokens.counter import TiktokenCounter, counter_for
+from app.services.summarization import to_messages
+from app.tokens.counter import counter_for
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import ModelInfo, load_registry
 from bench.conversation import transcript
@@ -131,33 +131,6 @@ def langchain_counter() -> Any:
     return count_tokens
 
 
-def to_engine(raw: list[dict[str, Any]], counter: TiktokenCounter) -> tuple[Message, ...]:
-    """Validated and counted engine messages (id = index, seq = index + 1, as stateless)."""
-    messages = []
-    for index, item in enumerate(raw):
-        normalized = normalize_message(item, index)
-        tokens = counter.count_message(
-            role=normalized.role,
-            content=normalized.content,
-            name=normalized.name,
-            tool_calls=normalized.tool_calls,
-            tool_call_id=normalized.tool_call_id,
-        )
-        messages.append(
-            Message(
-                id=str(index),
-                seq=index + 1,
-                role=normalized.role,
-                content=normalized.content,
-                tokens=tokens,
-                name=normalized.name,
-                tool_calls=normalized.tool_calls,
-                tool_call_id=normalized.tool_call_id,
-            )
-        )
-    return tuple(messages)
-
-
 def langchain_trimmer(raw: list[dict[str, Any]]) -> Callable[[], int]:
     """A zero-argument call of LangChain's trim on `raw`; returns how many messages it kept."""
     messages = to_langchain(raw)
@@ -176,7 +149,7 @@ def run_assemble() -> AssembleResult:
     model = load_registry_model()
     counter = counter_for(model)
     raw = bench_messages()
-    counted = to_engine(raw, counter)
+    counted = tuple(to_messages(raw, counter))
     langchain = langchain_trimmer(raw)
 
     def request(messages: tuple[Message, ...]) -> AssemblyInput:

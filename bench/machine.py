@@ -21,7 +21,7 @@ class Machine:
     date: str
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -59,7 +59,7 @@ def describe() -> Machine:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return Machine(
         cores=cores or 1,
-        cpu_model=_cpu_model(),
+        cpu_model=cpu_model(),
         memory_gib=_memory_gib(),
         load_average=os.getloadavg(),
         python=platform.python_version(),

@@ -28,6 +28,7 @@ from app.services.summarization import default_counter, to_messages
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter
+from bench.machine import cpu_model
 from bench.transcripts import Transcript, generate
 
 SEEDS = range(1, 9)
@@ -135,23 +136,13 @@ def _table(totals: dict[tuple[str, int, str], tuple[int, int]]) -> list[str]:
     return rows
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def write_section(table: list[str], average_tokens: int) -> None:
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     body = [
         SECTION,
         "",
         f"Command: `python -m bench.quality` (`make bench-quality`). Date: {today}. "
-        f"Machine: {os.cpu_count()} CPUs ({_cpu_model()}), Python {platform.python_version()}.",
+        f"Machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}.",
         "",
         f"{len(SEEDS)} seeded transcripts (bench/transcripts.py), about {average_tokens} tokens "
         f"each, folded by `rule` in {FOLDS} incremental steps with max_summary_tokens = "
@@ -169,7 +160,6 @@ def write_section(table: list[str], average_tokens: int) -> None:
         "Retention here is an upper bound for real sessions, whose phrasings vary more.",
         "",
         *table,
-        "",
     ]
     text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
     pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
