@@ -9,7 +9,7 @@ gets the rest. If the LLM fails, the whole fold falls back to `rule`, like `llm`
 from __future__ import annotations
 
 from app.summarizers.base import SummaryRequest, SummaryResult
-from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.llm import AnthropicSummarizer, Usage, rule_fallback
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.facts import Kind
 from app.tokens.base import TokenCounter
@@ -61,21 +61,9 @@ class HybridSummarizer:
         )
         narrative = await self.llm.summarize(narrative_request)
         if narrative.method == "fallback":
-            text = rule_summary(
-                request.messages,
-                request.previous_summary,
-                request.max_summary_tokens,
-                self.counter,
-            )
-            return SummaryResult(
-                text=text,
-                tokens=self.counter.count_text(text),
-                method="fallback",
-                model=narrative.model,
-                tokens_in=narrative.tokens_in,
-                tokens_out=narrative.tokens_out,
-                fallback=narrative.fallback,
-            )
+            usage = Usage(narrative.tokens_in, narrative.tokens_out)
+            reason = narrative.fallback or "llm unavailable"
+            return rule_fallback(request, self.counter, reason, narrative.model, usage)
         body = f"{facts}\n{NARRATIVE_HEADER}\n{narrative.text}" if facts else narrative.text
         text = truncate_to_tokens(body, request.max_summary_tokens, self.counter)
         return SummaryResult(

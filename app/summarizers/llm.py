@@ -154,15 +154,22 @@ class AnthropicSummarizer:
         return rule_summary([], text, budget, self.counter)
 
     def _fallback(self, request: SummaryRequest, reason: str, usage: Usage) -> SummaryResult:
-        text = rule_summary(
-            request.messages, request.previous_summary, request.max_summary_tokens, self.counter
-        )
-        return SummaryResult(
-            text=text,
-            tokens=self.counter.count_text(text),
-            method="fallback",
-            model=self.model,
-            tokens_in=usage.tokens_in,
-            tokens_out=usage.tokens_out,
-            fallback=reason,
-        )
+        return rule_fallback(request, self.counter, reason, self.model, usage)
+
+
+def rule_fallback(
+    request: SummaryRequest, counter: TokenCounter, reason: str, model: str | None, usage: Usage
+) -> SummaryResult:
+    """The `rule` summary of the whole request, reported as a fallback with its reason."""
+    text = rule_summary(
+        request.messages, request.previous_summary, request.max_summary_tokens, counter
+    )
+    return SummaryResult(
+        text=text,
+        tokens=counter.count_text(text),
+        method="fallback",
+        model=model,
+        tokens_in=usage.tokens_in,
+        tokens_out=usage.tokens_out,
+        fallback=reason,
+    )
