@@ -8,7 +8,6 @@ need generated values).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -163,8 +162,3 @@ def downgrade_database(database_url: str, revision: str = "base") -> None:
     from alembic import command
 
     command.downgrade(alembic_config(database_url), revision)
-
-
-async def upgrade_database_async(database_url: str, revision: str = "head") -> None:
-    """Same as `upgrade_database`, from async code: env.py runs its own event loop."""
-    await asyncio.to_thread(upgrade_database, database_url, revision)

@@ -79,11 +79,6 @@ def build_summarizer(
     return summarizer
 
 
-def describe_fallback(result: SummaryResult) -> str | None:
-    """Why the LLM was not used, or None when it was (or was never wanted)."""
-    return result.fallback
-
-
 def strategy_used(result: SummaryResult) -> str:
     """What actually wrote the summary: `rule` for rule and fallback results."""
     return "rule" if result.method in ("rule", "fallback") else result.method

@@ -94,11 +94,6 @@ class TiktokenCounter:
             self._long_counts.clear()
             self._long_chars = 0
 
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        """Counts of many texts at once (tiktoken encodes the batch in parallel threads)."""
-        batch = self._encoding.encode_ordinary_batch(list(texts))
-        return [len(tokens) for tokens in batch]
-
     def count_content(self, content: Content) -> int:
         """Tokens of a message body (string or blocks), including per-block overhead."""
         if isinstance(content, str):

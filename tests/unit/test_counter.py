@@ -61,12 +61,6 @@ class TestText:
     def test_matches_raw_tiktoken(self, text: str) -> None:
         assert COUNTER.count_text(text) == raw(text)
 
-    @given(st.lists(st.text(max_size=50), max_size=20))
-    def test_count_many_equals_one_by_one(self, texts: list[str]) -> None:
-        assert COUNTER.count_many(texts) == [raw(text) for text in texts]
-
-
-class TestContent:
     def test_string_content_is_its_text(self) -> None:
         assert COUNTER.count_content("The quick brown fox") == raw("The quick brown fox")
 
