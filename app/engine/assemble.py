@@ -35,6 +35,7 @@ from app.engine.fold import FoldPlan, fold_bounds, make_plan, plan_fold_count
 from app.engine.render import (
     CONTINUATION_TEXT,
     SUMMARY_HEADER,
+    SYNTHETIC,
     Format,
     as_user_note,
     render,
@@ -74,8 +75,9 @@ class AssemblyInput:
 @dataclass(frozen=True, slots=True)
 class ExplainEntry:
     id: str
+    """The stored message id, or for a message Foldwise adds its SYNTHETIC tag (seq 0)."""
     seq: int
-    status: Status
+    status: Status | Literal["synthetic"]
     tokens: int
 
 
@@ -165,6 +167,8 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
     if usage.total_tokens > budget.tokens:
         raise ContextInvariantError([f"total {usage.total_tokens} over budget {budget.tokens}"])
     explain = _explain(ordered, state, request.summary_through_seq, grouping.dropped)
+    added = [s for s in rendered.sources if s in SYNTHETIC]
+    explain = tuple(ExplainEntry(s, 0, "synthetic", 0) for s in added) + explain
     return AssemblyResult(
         system=rendered.system,
         messages=rendered.messages,
@@ -172,7 +176,7 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         usage=usage,
         explain=explain,
         warnings=tuple(state.warnings),
-        messages_included=sum(e.status in SENT for e in explain),
+        messages_included=len(rendered.messages),
         messages_total=len(ordered),
         fold_plan=plan,
         pruned=tuple(e.id for e in explain if e.status == "pruned"),

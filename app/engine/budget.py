@@ -41,6 +41,9 @@ class ContextSettings:
     summary_placement: SummaryPlacement = "system"
     fold_target: float = 0.6
     max_summary_tokens: int = 1000
+    prune_target: float = 0.5
+    prune_at_least: int = 1024
+    cache_breakpoints: bool = True
 
 
 @dataclass(frozen=True, slots=True)

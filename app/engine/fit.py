@@ -7,6 +7,7 @@ truncates the largest message, gentlest first, until the total is within the lim
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -104,6 +105,17 @@ class State:
                 self.units[index] = Unit(messages, unit.pending)
                 return
 
+    def replace_many(self, new: dict[str, Message], status: Status) -> None:
+        """`replace` for many unit messages at once (id → new message): one pass, not n."""
+        for index, unit in enumerate(self.units):
+            if any(m.id in new for m in unit.messages):
+                for message in unit.messages:
+                    if message.id in new:
+                        self.status[message.id] = status
+                        self._adjust(message.tokens, new[message.id].tokens)
+                messages = tuple(new.get(m.id, m) for m in unit.messages)
+                self.units[index] = Unit(messages, unit.pending)
+
     def _adjust(self, removed: int, added: int) -> None:
         if self._message_sum is not None:
             self._message_sum += added - removed
@@ -124,15 +136,39 @@ class State:
 
 
 def prune(state: State, limit: int) -> None:
-    keep_recent = state.request.settings.keep_recent
+    """Tier 2 with hysteresis, replayed over the history in append order.
+
+    Pruning every turn "just enough" would change a message in the middle of the prompt on
+    almost every turn and break the provider's prompt cache each time. Instead the history is
+    replayed message by message as if a context were served after each append: whenever the
+    total goes over `limit`, the oldest eligible messages (all but the last `keep_recent` at
+    that point) are pruned down to `prune_target × limit`, and at least `prune_at_least`
+    tokens. The pruned set is a function of the message sequence alone (no stored state, one
+    pass, each message pruned at most once), so appending messages only ever adds to it: the
+    following turns only append, until the next prune or fold. Between folds everything but
+    the units is constant, so the replay sees the same numbers the earlier requests saw.
+    """
+    settings = state.request.settings
     messages = [m for unit in state.units for m in unit.messages]
-    eligible = messages[: max(0, len(messages) - keep_recent)]
-    for message in eligible:
-        if state.total() <= limit:
-            return
-        pruned = prune_message(message, state.counter)
-        if pruned is not None:
-            state.replace(message, pruned, "pruned")
+    running = state.total() - sum(m.tokens for m in messages)
+    target = min(limit, math.floor(settings.prune_target * limit))
+    pruned: dict[str, Message] = {}
+    cursor = 0
+    for step, message in enumerate(messages):
+        running += message.tokens
+        if running <= limit:
+            continue
+        eligible_end, freed = step + 1 - settings.keep_recent, 0
+        while cursor < eligible_end and (running > target or freed < settings.prune_at_least):
+            candidate = messages[cursor]
+            cut = prune_message(candidate, state.counter)
+            if cut is not None:
+                pruned[candidate.id] = cut
+                freed += candidate.tokens - cut.tokens
+                running -= candidate.tokens - cut.tokens
+            cursor += 1
+    if pruned:
+        state.replace_many(pruned, "pruned")
 
 
 def _truncate_largest(state: State, limit: int) -> bool:

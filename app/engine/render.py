@@ -4,12 +4,19 @@ Both provider formats go through one intermediate form: a list of (role, Anthrop
 blocks). Tool results are moved to right after the assistant message that made the call (a
 provider rejects them anywhere else), then:
 
-- anthropic: top-level `system`; consecutive same-role messages merged so roles alternate;
-  tool results first in their user message; a history starting with an assistant message gets
-  a minimal user message first (CONTINUATION_TEXT), as the Messages API requires;
+- anthropic: top-level `system`; one output message per stored message, never merged (the
+  Messages API combines consecutive same-role turns itself), block lists and `thinking` /
+  `redacted_thinking` blocks byte-for-byte as stored; tool results first in their user
+  message; a history starting with an assistant message gets a minimal user message first
+  (CONTINUATION_TEXT), as the Messages API requires;
 - openai: system prompt (with the summary when placed there) is `messages[0]`, top-level system
-  is None; tool results become `role: tool` messages right after their assistant message.
+  is None; tool results become `role: tool` messages right after their assistant message (an
+  Anthropic user message carrying N results becomes N `tool` messages: the format has no
+  other way); blocks the format cannot carry (DROPPED_IN_OPENAI) are dropped, never text.
 - raw: the stored messages as dicts, system top-level.
+
+`Rendered.sources` names where each output message comes from: a stored message id, or one of
+the SYNTHETIC tags for a message Foldwise adds (flagged in `explain`).
 
 Stored `system` messages in the middle of a history become user notes (see `as_user_note`),
 applied before counting so the note's prefix is paid for; they keep their position, which a
@@ -38,6 +45,22 @@ SUMMARY_ACK = "Understood."
 CONTINUATION_TEXT = "(conversation continues)"
 SYSTEM_NOTE_PREFIX = "[system] "
 EMPTY_RESULT_TEXT = "(no output)"
+# Private reasoning (with its signature) is only valid sent back to Anthropic as a block.
+DROPPED_IN_OPENAI: frozenset[str] = frozenset({"thinking", "redacted_thinking"})
+# Sources of output messages Foldwise adds itself (not stored messages).
+SYNTHETIC_SYSTEM = "system"
+SYNTHETIC_SUMMARY = "summary"
+SYNTHETIC_SUMMARY_ACK = "summary_ack"
+SYNTHETIC_CONTINUATION = "continuation"
+SYNTHETIC: frozenset[str] = frozenset(
+    {SYNTHETIC_SYSTEM, SYNTHETIC_SUMMARY, SYNTHETIC_SUMMARY_ACK, SYNTHETIC_CONTINUATION}
+)
+
+# Engine-internal block keys, removed before anything is sent.
+INTERNAL_STRING = "_string"
+INTERNAL_ARGUMENTS = "_arguments"
+# (role, Anthropic-style blocks, source: stored message id or a SYNTHETIC tag)
+Entry = tuple[str, list[Block], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +68,8 @@ class Rendered:
     system: str | None
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
+    sources: list[str] = dataclasses.field(default_factory=list)
+    """Per output message: the stored message id it renders, or a SYNTHETIC tag."""
 
 
 def system_text(
@@ -114,15 +139,26 @@ def render(
             if pair
             else []
         )
-        return Rendered(system, prefix + [_raw(m) for m in messages], rendered_tools)
-    entries: list[tuple[str, list[Block]]] = []
+        sources = [SYNTHETIC_SUMMARY, SYNTHETIC_SUMMARY_ACK] if pair else []
+        return Rendered(
+            system,
+            prefix + [_raw(m) for m in messages],
+            rendered_tools,
+            sources + [m.id for m in messages],
+        )
+    entries: list[Entry] = []
     if pair:
-        entries += [("user", [_text(pair[0])]), ("assistant", [_text(pair[1])])]
+        entries += [
+            ("user", [_text(pair[0])], SYNTHETIC_SUMMARY),
+            ("assistant", [_text(pair[1])], SYNTHETIC_SUMMARY_ACK),
+        ]
     entries += _relocate_results([_entry(m) for m in messages])
     if fmt == "anthropic":
-        return Rendered(system, _anthropic(entries), rendered_tools)
-    head = [{"role": "system", "content": system}] if system else []
-    return Rendered(None, head + _openai(entries), rendered_tools)
+        out = _anthropic(entries)
+        return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out])
+    head = [({"role": "system", "content": system}, SYNTHETIC_SYSTEM)] if system else []
+    out = head + _openai(entries)
+    return Rendered(None, [m for m, _ in out], rendered_tools, [s for _, s in out])
 
 
 def _raw(message: Message) -> dict[str, Any]:
@@ -140,13 +176,15 @@ def _text(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
-def _entry(message: Message) -> tuple[str, list[Block]]:
+def _entry(message: Message) -> Entry:
     if message.role == "tool":
-        return "user", [
-            {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
-        ]
+        result = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        return "user", [{**result, "content": message.content}], message.id
     content = message.content
-    blocks = [_text(content)] if isinstance(content, str) else [dict(b) for b in content]
+    if isinstance(content, str):  # remembered so anthropic sends it back as a string
+        blocks = [{**_text(content), INTERNAL_STRING: True}]
+    else:
+        blocks = [dict(b) for b in content]
     blocks = [
         b for b in blocks if not (b.get("type") == "text" and not str(b.get("text", "")).strip())
     ]
@@ -165,55 +203,63 @@ def _entry(message: Message) -> tuple[str, list[Block]]:
                 "id": call.get("id"),
                 "name": function.get("name", ""),
                 "input": tool_input,
-                "_arguments": arguments,
+                INTERNAL_ARGUMENTS: arguments,
             }
         )
-    return ("user" if message.role == "system" else message.role), blocks
+    return ("user" if message.role == "system" else message.role), blocks, message.id
 
 
-def _relocate_results(entries: list[tuple[str, list[Block]]]) -> list[tuple[str, list[Block]]]:
-    """Tool results right after the assistant entry that issued their calls."""
-    results: dict[str, Block] = {}
-    for _, blocks in entries:
-        for block in blocks:
+def _relocate_results(entries: list[Entry]) -> list[Entry]:
+    """Tool results right after the assistant entry that issued their calls.
+
+    Results are moved per source message, so a message already in place (the usual case)
+    stays one output message; a message is split (results moved, the rest left where it was)
+    only when its results answer a call that is not right before it.
+    """
+    answers: dict[str, tuple[int, int]] = {}  # call id → (entry index, block index)
+    for index, (_, blocks, _) in enumerate(entries):
+        for position, block in enumerate(blocks):
             if block.get("type") == "tool_result":
-                results.setdefault(str(block.get("tool_use_id")), block)
-    out: list[tuple[str, list[Block]]] = []
-    for role, blocks in entries:
+                answers.setdefault(str(block.get("tool_use_id")), (index, position))
+    moved: set[int] = set()
+    out: list[Entry] = []
+    for index, (role, blocks, source) in enumerate(entries):
+        if index in moved:
+            continue
         rest = [b for b in blocks if b.get("type") != "tool_result"]
         if rest:
-            out.append((role, rest))
-        answers = [
-            results[str(b.get("id"))]
-            for b in rest
-            if b.get("type") == "tool_use" and str(b.get("id")) in results
-        ]
-        if answers:
-            out.append(("user", answers))
+            out.append((role, rest, source))
+        calls = [str(b.get("id")) for b in rest if b.get("type") == "tool_use"]
+        found = sorted(answers[c] for c in calls if c in answers)
+        for answer_index in sorted({i for i, _ in found}):
+            _, answer_blocks, answer_source = entries[answer_index]
+            results = [answer_blocks[p] for i, p in found if i == answer_index]
+            whole = answer_index == index + 1 and len(results) == sum(
+                b.get("type") == "tool_result" for b in answer_blocks
+            )
+            if whole:  # in place: the message as it is, results first
+                moved.add(answer_index)
+                results = sorted(answer_blocks, key=lambda b: b.get("type") != "tool_result")
+            out.append(("user", results, answer_source))
     return out
 
 
-def _anthropic(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:
-    merged: list[tuple[str, list[Block]]] = []
-    for role, blocks in entries:
+def _anthropic(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
+    out: list[tuple[dict[str, Any], str]] = []
+    if entries and entries[0][0] != "user":
+        continuation = {"role": "user", "content": CONTINUATION_TEXT}
+        out.append((continuation, SYNTHETIC_CONTINUATION))
+    for role, blocks, source in entries:
         clean = [_anthropic_block(b) for b in blocks]
-        if merged and merged[-1][0] == role:
-            merged[-1][1].extend(clean)
-        else:
-            merged.append((role, clean))
-    if merged and merged[0][0] != "user":
-        merged.insert(0, ("user", [_text(CONTINUATION_TEXT)]))
-    out = []
-    for role, blocks in merged:
-        blocks.sort(key=lambda b: b.get("type") != "tool_result")  # results first (stable)
-        only_text = len(blocks) == 1 and blocks[0].get("type") == "text"
-        out.append({"role": role, "content": blocks[0]["text"] if only_text else blocks})
+        stored_string = len(blocks) == 1 and blocks[0].get(INTERNAL_STRING)
+        only_text = stored_string or (len(clean) == 1 and source in SYNTHETIC)
+        out.append(({"role": role, "content": clean[0]["text"] if only_text else clean}, source))
     return out
 
 
 def _anthropic_block(block: Block) -> Block:
     """Drop engine-internal keys; OpenAI `image_url` parts become Anthropic image blocks."""
-    clean = {k: v for k, v in block.items() if k != "_arguments"}
+    clean = {k: v for k, v in block.items() if k not in (INTERNAL_ARGUMENTS, INTERNAL_STRING)}
     image = clean.get("image_url")
     if clean.get("type") != "image_url" or not isinstance(image, Mapping):
         return clean
@@ -227,9 +273,10 @@ def _anthropic_block(block: Block) -> Block:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _openai(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for role, blocks in entries:
+def _openai(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
+    out: list[tuple[dict[str, Any], str]] = []
+    for role, all_blocks, source in entries:
+        blocks = [b for b in all_blocks if b.get("type") not in DROPPED_IN_OPENAI]
         if role == "assistant":
             calls = [
                 {
@@ -237,7 +284,7 @@ def _openai(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:
                     "type": "function",
                     "function": {
                         "name": b.get("name", ""),
-                        "arguments": b.get("_arguments")
+                        "arguments": b.get(INTERNAL_ARGUMENTS)
                         or json.dumps(b.get("input", {}), ensure_ascii=False),
                     },
                 }
@@ -245,21 +292,22 @@ def _openai(entries: list[tuple[str, list[Block]]]) -> list[dict[str, Any]]:
                 if b.get("type") == "tool_use"
             ]
             text = "\n".join(block_text(b) for b in blocks if b.get("type") != "tool_use")
+            if not text and not calls:
+                continue  # only private reasoning: nothing this format can carry
             message: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
                 message["tool_calls"] = calls
-            out.append(message)
+            out.append((message, source))
             continue
         for block in blocks:
             if block.get("type") == "tool_result":
                 text = content_text(block.get("content", ""))
                 text = text if text.strip() else EMPTY_RESULT_TEXT
-                out.append(
-                    {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": text}
-                )
+                result = {"role": "tool", "tool_call_id": block.get("tool_use_id")}
+                out.append(({**result, "content": text}, source))
         rest = [b for b in blocks if b.get("type") != "tool_result"]
         if rest:
-            out.append({"role": "user", "content": _openai_user_content(rest)})
+            out.append(({"role": "user", "content": _openai_user_content(rest)}, source))
     return out
 
 

@@ -47,16 +47,18 @@ def _empty(content: Any) -> bool:
 
 
 def validate_anthropic(messages: Wire) -> list[str]:
+    """Consecutive same-role messages are allowed (the API combines them into one turn), so a
+    tool_use must be answered in the run of user messages right after its assistant message."""
     problems: list[str] = []
     if messages and messages[0].get("role") != "user":
         problems.append("first message is not user")
     seen_calls: set[str] = set()
+    open_calls: set[str] = set()  # calls of the last assistant message, not answered yet
+    last_calls: set[str] = set()
     for index, message in enumerate(messages):
         role = message.get("role")
         if role not in ("user", "assistant"):
             problems.append(f"message {index}: role {role!r} not allowed")
-        if index and messages[index - 1].get("role") == role:
-            problems.append(f"message {index}: roles do not alternate")
         if _empty(message.get("content")):
             problems.append(f"message {index}: empty content or empty text block")
         calls = _ids(message, "tool_use", "id")
@@ -65,17 +67,19 @@ def validate_anthropic(messages: Wire) -> list[str]:
         if seen_calls & set(calls):
             problems.append(f"message {index}: tool_use id issued twice")
         seen_calls |= set(calls)
-        results = _ids(message, "tool_result", "tool_use_id")
-        previous = _ids(messages[index - 1], "tool_use", "id") if index else []
-        for result in results:
-            if result not in previous:
+        if role == "assistant":
+            if open_calls:
+                problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
+            open_calls, last_calls = set(calls), set(calls)
+            continue
+        for result in _ids(message, "tool_result", "tool_use_id"):
+            if result not in last_calls:
                 problems.append(f"message {index}: tool_result {result} without its tool_use")
-        if calls and index + 1 < len(messages):
-            answered = set(_ids(messages[index + 1], "tool_result", "tool_use_id"))
-            for call in calls:
-                if call not in answered:
-                    problems.append(f"message {index}: tool_use {call} not answered next")
-    return problems
+            open_calls.discard(result)
+        if open_calls and not _ids(message, "tool_result", "tool_use_id"):
+            problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
+            open_calls = set()
+    return problems  # calls still open at the end: the newest, pending call
 
 
 def validate_openai(messages: Wire) -> list[str]:

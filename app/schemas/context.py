@@ -13,7 +13,9 @@ from app.schemas.common import SummaryState
 
 Format = Literal["anthropic", "openai", "raw"]
 SummarizeMode = Literal["auto", "never", "force"]
-ExplainStatus = Literal["included", "pruned", "truncated", "summarized", "dropped"]
+# `synthetic`: a message Foldwise adds (id = its tag: system, summary, summary_ack,
+# continuation; seq 0), listed first, in output order.
+ExplainStatus = Literal["included", "pruned", "truncated", "summarized", "dropped", "synthetic"]
 
 
 class CalibrationRead(BaseModel):
@@ -78,6 +80,9 @@ class AssembleRequest(BaseModel):
     summary_placement: SummaryPlacement | None = None
     max_summary_tokens: int | None = Field(None, ge=50)
     fold_target: float | None = Field(None, gt=0, le=1)
+    prune_target: float | None = Field(None, gt=0, le=1)
+    prune_at_least: int | None = Field(None, ge=0)
+    cache_breakpoints: bool | None = None
     explain: bool = False
 
 

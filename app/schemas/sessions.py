@@ -31,6 +31,9 @@ class SessionSettings(BaseModel):
     strategy: Strategy | None = None
     max_summary_tokens: int | None = Field(None, ge=50)
     fold_target: float | None = Field(None, gt=0, le=1)
+    prune_target: float | None = Field(None, gt=0, le=1)
+    prune_at_least: int | None = Field(None, ge=0)
+    cache_breakpoints: bool | None = None
 
 
 class SessionCreate(BaseModel):

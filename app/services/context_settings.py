@@ -17,6 +17,9 @@ ENGINE_KEYS = (
     "summary_placement",
     "fold_target",
     "max_summary_tokens",
+    "prune_target",
+    "prune_at_least",
+    "cache_breakpoints",
 )
 SETTINGS_KEYS = (*ENGINE_KEYS, "strategy")
 

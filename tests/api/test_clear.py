@@ -56,7 +56,7 @@ class TestClear:
         assert empty["system"] == "S"
         await append(client, "s", user("new task"), *turns(2, words=5))
         body = await context(client, "s", explain=True)
-        assert body["messages"][0]["content"][0]["text"] == "new task"
+        assert body["messages"][0]["content"] == "new task"
         assert body["messages_total"] == 5 and [e["seq"] for e in body["explain"]] == [
             7,
             8,

@@ -92,7 +92,14 @@ class TestSummary:
             settings=ContextSettings(pin_first_message=False, summary_placement="messages"),
         )
         result = assemble(request, COUNTER)
-        assert [e.status for e in result.explain] == ["summarized", "summarized", "included"]
+        assert [(e.id, e.status) for e in result.explain] == [
+            ("summary", "synthetic"),
+            ("summary_ack", "synthetic"),
+            ("m1", "summarized"),
+            ("m2", "summarized"),
+            ("m3", "included"),
+        ]
+        assert result.messages_included == len(result.messages) == 3
         assert [m["role"] for m in result.messages] == ["user", "assistant", "user"]
         assert result.messages[0]["content"] == "[Summary of earlier conversation]\nS"
 

@@ -99,9 +99,8 @@ class TestFoldPlan:
         assert {e.status for e in second.explain if e.seq <= plan.through_seq and e.id != "m1"} == {
             "summarized"
         }
-        first_message = second.messages[0]  # the pinned task, merged with a following user turn
-        assert first_message["role"] == "user"
-        assert first_message["content"][0] == {"type": "text", "text": "The task: build the parser"}
+        first_message = second.messages[0]  # the pinned task, exactly as stored
+        assert first_message == {"role": "user", "content": "The task: build the parser"}
 
     def test_first_pass_result_is_already_within_budget(self) -> None:
         request = AssemblyInput(messages=tuple(_chat(20)), context_window=0, max_tokens=3000)

@@ -114,6 +114,7 @@ def test_output_is_within_budget_and_valid(case: tuple[AssemblyInput, Any]) -> N
     )
     assert usage.total_tokens == math.ceil(usage.estimated_tokens * request.calibration_ratio)
     rendered = Rendered(result.system, result.messages, result.tools)
+    assert result.messages_included == len(result.messages)
     assert violations(rendered, request.format) == []
     assert _pairing_problems(result.messages) == []
     if request.format == "anthropic" and result.messages:
@@ -131,11 +132,9 @@ def test_explain_covers_every_message_once_and_matches_output(
     result = _assemble_or_too_small(request, counter)
     if result is None:
         return
-    assert [e.id for e in result.explain] == [
-        m.id for m in sorted(request.messages, key=lambda m: m.seq)
-    ]
-    sent = [e for e in result.explain if e.status in SENT]
-    assert result.messages_included == len(sent)
+    stored = [e for e in result.explain if e.status != "synthetic"]
+    assert [e.id for e in stored] == [m.id for m in sorted(request.messages, key=lambda m: m.seq)]
+    sent = [e for e in stored if e.status in SENT]
     assert result.messages_total == len(request.messages)
     for entry in result.explain:
         if entry.status == "summarized":

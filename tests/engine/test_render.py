@@ -72,31 +72,62 @@ ANTHROPIC_HISTORY = [
 ]
 
 
+THINKING = {"type": "thinking", "thinking": "private: try b", "signature": "c2lnbmF0dXJl"}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}
+THINKING_HISTORY = [
+    make_message(1, "user", "go"),
+    make_message(
+        2,
+        "assistant",
+        [THINKING, REDACTED, {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
+    ),
+    make_message(3, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]),
+    make_message(4, "assistant", [THINKING, {"type": "text", "text": "Done."}]),
+]
+
+
 class TestAnthropic:
-    def test_openai_tool_calls_become_tool_use_and_results_one_user_message(self) -> None:
+    def test_openai_tool_calls_become_tool_use_and_one_user_message_per_result(self) -> None:
         out = _render(OPENAI_HISTORY, "anthropic")["messages"]
-        assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant"]
+        assert [m["role"] for m in out] == ["user", "assistant", "user", "user", "assistant"]
         assert out[1]["content"] == [
             {"type": "text", "text": "Sure."},
             {"type": "tool_use", "id": "c1", "name": "ls", "input": {"dir": "."}},
             {"type": "tool_use", "id": "c2", "name": "ls", "input": {"_raw": "{not json"}},
         ]
         assert out[2]["content"] == [
-            {"type": "tool_result", "tool_use_id": "c1", "content": "a.py"},
-            {"type": "tool_result", "tool_use_id": "c2", "content": "b.py"},
+            {"type": "tool_result", "tool_use_id": "c1", "content": "a.py"}
+        ]
+        assert out[3]["content"] == [
+            {"type": "tool_result", "tool_use_id": "c2", "content": "b.py"}
         ]
 
-    def test_consecutive_same_role_messages_are_merged(self) -> None:
+    def test_consecutive_same_role_messages_are_not_merged(self) -> None:
         history = [
             make_message(1, "user", "a"),
             make_message(2, "user", "b"),
             make_message(3, "assistant", "c"),
         ]
         out = _render(history, "anthropic")["messages"]
-        assert out[0] == {
-            "role": "user",
-            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
-        }
+        assert out[:2] == [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+
+    def test_stored_messages_are_sent_as_stored(self) -> None:
+        rendered = render(
+            ANTHROPIC_HISTORY,
+            "anthropic",
+            system_prompt=None,
+            summary=None,
+            placement="system",
+            tools=None,
+        )
+        assert rendered.messages == [
+            {"role": m.role, "content": m.content} for m in ANTHROPIC_HISTORY
+        ]
+        assert rendered.sources == [m.id for m in ANTHROPIC_HISTORY]
+
+    def test_thinking_blocks_are_kept_byte_for_byte(self) -> None:
+        out = _render(THINKING_HISTORY, "anthropic")["messages"]
+        assert out[1]["content"] == THINKING_HISTORY[1].content
 
     def test_history_starting_with_assistant_gets_a_continuation_message(self) -> None:
         out = _render([make_message(5, "assistant", "where were we")], "anthropic")["messages"]
@@ -142,6 +173,13 @@ class TestAnthropic:
 
 
 class TestOpenAI:
+    def test_thinking_blocks_are_dropped_never_turned_into_text(self) -> None:
+        out = _render(THINKING_HISTORY, "openai")["messages"]
+        assert [m["role"] for m in out] == ["user", "assistant", "tool", "assistant"]
+        assert out[1]["content"] is None and out[1]["tool_calls"][0]["id"] == "t1"
+        assert out[3]["content"] == "Done."
+        assert "signature" not in str(out) and "private" not in str(out)
+
     def test_system_and_summary_are_the_first_message(self) -> None:
         rendered = _render(ANTHROPIC_HISTORY, "openai", system_prompt="You are X.", summary="S1")
         assert rendered["system"] is None

@@ -29,6 +29,18 @@ class TestAnthropic:
             == []
         )
 
+    def test_consecutive_same_role_messages_pass(self) -> None:
+        # The API combines them into one turn; parallel results may come one per message.
+        second = {**USE, "id": "t2"}
+        messages = [
+            _a("user", "a"),
+            _a("user", "b"),
+            _a("assistant", [USE, second]),
+            _a("user", [RESULT]),
+            _a("user", [{**RESULT, "tool_use_id": "t2"}]),
+        ]
+        assert validate_anthropic(messages) == []
+
     def test_pending_call_at_the_end_passes(self) -> None:
         assert validate_anthropic([_a("user", "go"), _a("assistant", [USE])]) == []
 
@@ -36,7 +48,6 @@ class TestAnthropic:
         ("messages", "problem"),
         [
             ([_a("assistant", "hi")], "first message is not user"),
-            ([_a("user", "a"), _a("user", "b")], "roles do not alternate"),
             ([_a("user", "")], "empty"),
             ([_a("user", [{"type": "text", "text": ""}])], "empty"),
             ([_a("system", "x")], "not allowed"),

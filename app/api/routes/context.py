@@ -65,6 +65,9 @@ async def get_context(
     strategy: Strategy | None = None,
     max_summary_tokens: Annotated[int | None, Query(ge=50)] = None,
     fold_target: Annotated[float | None, Query(gt=0, le=1)] = None,
+    prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
+    prune_at_least: Annotated[int | None, Query(ge=0)] = None,
+    cache_breakpoints: bool | None = None,
 ) -> ContextResponse:
     """The history to send next, under the budget; folds first when it must (SPEC §4)."""
     overrides: dict[str, Any] = {
@@ -76,6 +79,9 @@ async def get_context(
         "strategy": strategy,
         "max_summary_tokens": max_summary_tokens,
         "fold_target": fold_target,
+        "prune_target": prune_target,
+        "prune_at_least": prune_at_least,
+        "cache_breakpoints": cache_breakpoints,
     }
     options = ContextOptions(
         model=model,
