@@ -33,7 +33,7 @@ class ContextDefaults(BaseSettings):
     # Pruning has the same hysteresis: when it must prune, it prunes the oldest eligible
     # content down to prune_target × budget, and at least prune_at_least tokens (a cache
     # break must pay for itself), so the following turns only append (docs/caching.md).
-    prune_target: float = Field(0.5, gt=0, le=1)
+    prune_target: float = Field(0.6, gt=0, le=1)
     prune_at_least: int = Field(1024, ge=0)
     # Anthropic `cache_control` breakpoints in `format=anthropic` contexts.
     cache_breakpoints: bool = True

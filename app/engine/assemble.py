@@ -30,13 +30,17 @@ from app.engine.budget import (
     estimate_limit,
     summary_share,
 )
+from app.engine.cache import cumulative_tokens, place_breakpoints, prefix_chain
 from app.engine.fit import State, Status, fit, prune
 from app.engine.fold import FoldPlan, fold_bounds, make_plan, plan_fold_count
 from app.engine.render import (
     CONTINUATION_TEXT,
     SUMMARY_HEADER,
     SYNTHETIC,
+    SYNTHETIC_SUMMARY,
+    SYNTHETIC_SUMMARY_ACK,
     Format,
+    Rendered,
     as_user_note,
     render,
     render_tools,
@@ -70,6 +74,9 @@ class AssemblyInput:
     format: Format = "anthropic"
     mode: Mode = "auto"
     calibration_ratio: float = 1.0
+    prune_anchor_seq: int | None = None
+    """The newest seq when the first context after the last fold was served: the older
+    eligible messages up to it are pruned at once (that request broke the cache anyway)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +90,8 @@ class ExplainEntry:
 
 @dataclass(frozen=True, slots=True)
 class AssemblyResult:
-    system: str | None
+    system: str | list[dict[str, Any]] | None
+    """A string, or one text block carrying a `cache_control` breakpoint (anthropic)."""
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     usage: Usage
@@ -96,8 +104,14 @@ class AssemblyResult:
     dropped: tuple[str, ...]
     summary_sent: str | None
     """The summary text as sent (cut with a marker in the last resort), or None."""
-    summary_over_share: bool
-    """The stored summary is longer than its share of the budget: the service re-compresses."""
+    prefix_chain: tuple[str, ...]
+    """Fingerprints of [tools + system, each output message] (app/engine/cache.py)."""
+    prefix_tokens: tuple[int, ...]
+    """Tokens up to each element of `prefix_chain`."""
+    breakpoints: int
+    """`cache_control` markers Foldwise placed."""
+    sources: tuple[str, ...]
+    """Per output message: the stored message id it renders, or a SYNTHETIC tag."""
 
 
 def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
@@ -131,9 +145,8 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         state.status[message_id] = "pruned"
     state.warnings += [f"message {i} not sent: {why}" for i, why in grouping.dropped.items()]
     share = summary_share(limit, settings)
-    over_share = bool(request.summary) and counter.count_text(request.summary or "") > share
-    if over_share:
-        state.warnings.append("summary is over its share of the budget: re-compress it")
+    if request.summary and counter.count_text(request.summary) > share:
+        state.warnings.append("summary is over its share of the budget")
 
     plan = _plan(state, grouping.units, limit, share, {m.id: m for m in ordered})
     if state.total() > limit:
@@ -149,6 +162,14 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         tools=request.tools,
     )
     check(rendered, fmt)
+    chain = prefix_chain(rendered.system, rendered.messages, tools)
+    system_sent: str | list[dict[str, Any]] | None = rendered.system
+    messages_sent, placed = rendered.messages, 0
+    if fmt == "anthropic" and settings.cache_breakpoints:
+        ack = rendered.sources.index(SYNTHETIC_SUMMARY_ACK) if pair_sent(rendered) else None
+        system_sent, messages_sent, placed = place_breakpoints(
+            rendered.system, rendered.messages, tools, summary_ack_index=ack
+        )
     summary_tokens, message_tokens = state.summary_tokens(), state.message_tokens()
     estimated = state.total()
     usage = Usage(
@@ -167,11 +188,14 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
     if usage.total_tokens > budget.tokens:
         raise ContextInvariantError([f"total {usage.total_tokens} over budget {budget.tokens}"])
     explain = _explain(ordered, state, request.summary_through_seq, grouping.dropped)
+    tokens_of = {e.id: e.tokens for e in explain}
+    tokens_of[SYNTHETIC_SUMMARY] = 0 if settings.summary_placement == "system" else summary_tokens
+    head = system_tokens + tools_tokens + summary_tokens - tokens_of[SYNTHETIC_SUMMARY]
     added = [s for s in rendered.sources if s in SYNTHETIC]
     explain = tuple(ExplainEntry(s, 0, "synthetic", 0) for s in added) + explain
     return AssemblyResult(
-        system=rendered.system,
-        messages=rendered.messages,
+        system=system_sent,
+        messages=messages_sent,
         tools=tools,
         usage=usage,
         explain=explain,
@@ -182,8 +206,15 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         pruned=tuple(e.id for e in explain if e.status == "pruned"),
         dropped=tuple(e.id for e in explain if e.status == "dropped"),
         summary_sent=state.summary,
-        summary_over_share=over_share,
+        prefix_chain=tuple(chain),
+        prefix_tokens=tuple(cumulative_tokens(head, rendered.sources, tokens_of)),
+        breakpoints=placed,
+        sources=tuple(rendered.sources),
     )
+
+
+def pair_sent(rendered: Rendered) -> bool:
+    return SYNTHETIC_SUMMARY_ACK in rendered.sources
 
 
 def _plan(
@@ -196,8 +227,7 @@ def _plan(
         trial = State(
             state.request, state.counter, state.fixed, list(units), state.pinned, state.summary
         )
-        prune(trial, limit)
-        if trial.total() <= limit:
+        if prune(trial, limit) and trial.total() <= limit:
             return None
     bounds = fold_bounds(units, state.request.settings.keep_recent)
     # Room for the new summary in either placement (both framings: an over-estimate by a few).

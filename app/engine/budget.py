@@ -26,7 +26,7 @@ SummaryPlacement = Literal["system", "messages"]
 # plus framing: 3 tokens per message in the OpenAI cookbook + about 1 for the role.
 MESSAGE_OVERHEAD_TOKENS = 4
 # A summary may take at most a quarter of the budget, so three quarters stay for the
-# conversation itself; a longer summary is flagged for re-compression (SPEC §10).
+# conversation itself; a longer summary is cut for that response only (SPEC §10).
 SUMMARY_SHARE_OF_BUDGET = 0.25
 
 
@@ -41,9 +41,9 @@ class ContextSettings:
     summary_placement: SummaryPlacement = "system"
     fold_target: float = 0.6
     max_summary_tokens: int = 1000
-    prune_target: float = 0.5
+    prune_target: float = 0.6
     prune_at_least: int = 1024
-    cache_breakpoints: bool = True
+    cache_breakpoints: bool = False  # the service's default is on (FOLDWISE_CACHE_BREAKPOINTS)
 
 
 @dataclass(frozen=True, slots=True)

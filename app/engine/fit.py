@@ -135,50 +135,72 @@ class State:
         self.units, self.pinned, self._message_sum = [], message, None
 
 
-def prune(state: State, limit: int) -> None:
-    """Tier 2 with hysteresis, replayed over the history in append order.
+def prune(state: State, limit: int) -> bool:
+    """Tier 2 with hysteresis, replayed over the history in append order; False when some
+    step could not prune down to its target (a fold is due instead).
 
     Pruning every turn "just enough" would change a message in the middle of the prompt on
     almost every turn and break the provider's prompt cache each time. Instead the history is
     replayed message by message as if a context were served after each append: whenever the
     total goes over `limit`, the oldest eligible messages (all but the last `keep_recent` at
     that point) are pruned down to `prune_target × limit`, and at least `prune_at_least`
-    tokens. The pruned set is a function of the message sequence alone (no stored state, one
-    pass, each message pruned at most once), so appending messages only ever adds to it: the
-    following turns only append, until the next prune or fold. Between folds everything but
-    the units is constant, so the replay sees the same numbers the earlier requests saw.
+    tokens. A step that cannot get down to the target would only buy a turn or two before the
+    next cache break: that is where a fold is due (it frees more, and breaks the cache once).
+    The pruned set is a function of the message sequence alone (no stored state, one pass,
+    each message pruned at most once), so appending messages only ever adds to it. Between
+    folds everything but the units is constant, so the replay sees the numbers the earlier
+    requests saw.
     """
     settings = state.request.settings
     messages = [m for unit in state.units for m in unit.messages]
     running = state.total() - sum(m.tokens for m in messages)
     target = min(limit, math.floor(settings.prune_target * limit))
     pruned: dict[str, Message] = {}
-    cursor = 0
+    cursor, settled = 0, True
+    anchor = state.request.prune_anchor_seq
     for step, message in enumerate(messages):
         running += message.tokens
+        at_anchor = (
+            anchor is not None
+            and message.seq <= anchor
+            and (step + 1 == len(messages) or messages[step + 1].seq > anchor)
+        )
+        if at_anchor:  # everything eligible, in the request that folded
+            while cursor < step + 1 - settings.keep_recent:
+                running -= _prune_into(pruned, messages[cursor], state.counter)
+                cursor += 1
         if running <= limit:
             continue
         eligible_end, freed = step + 1 - settings.keep_recent, 0
         while cursor < eligible_end and (running > target or freed < settings.prune_at_least):
-            candidate = messages[cursor]
-            cut = prune_message(candidate, state.counter)
-            if cut is not None:
-                pruned[candidate.id] = cut
-                freed += candidate.tokens - cut.tokens
-                running -= candidate.tokens - cut.tokens
-            cursor += 1
+            saved = _prune_into(pruned, messages[cursor], state.counter)
+            freed, running, cursor = freed + saved, running - saved, cursor + 1
+        settled = settled and running <= target
     if pruned:
         state.replace_many(pruned, "pruned")
+    return settled
 
 
-def _truncate_largest(state: State, limit: int) -> bool:
-    """Cut the largest message that can still shrink; True when something got smaller.
+def _prune_into(pruned: dict[str, Message], message: Message, counter: TokenCounter) -> int:
+    """Prune `message` into `pruned` when it has bulky content; the tokens saved."""
+    cut = prune_message(message, counter)
+    if cut is None:
+        return 0
+    pruned[message.id] = cut
+    return message.tokens - cut.tokens
+
+
+def _truncate_largest(state: State, limit: int, spare: str | None = None) -> bool:
+    """Cut the largest message (but `spare`) that can still shrink; True when something got
+    smaller.
 
     One message absorbs the whole excess when it can; otherwise it is cut to the smallest
     allowance it accepts (doubling from MIN_TRUNCATED_TOKENS) and the loop goes on.
     """
     excess = state.total() - limit
     for message in sorted(state.sent(), key=lambda m: -m.tokens):
+        if message.id == spare:
+            continue
         allowance = max(MIN_TRUNCATED_TOKENS, message.tokens - excess)
         while allowance < message.tokens:
             cut = truncate_message(message, allowance, state.counter)
@@ -210,16 +232,25 @@ def fit(state: State, limit: int) -> None:
         state.drop_pinned()
         state.warnings.append("pinned first message left out: it does not fit")
     while state.total() > limit:
-        if _truncate_largest(state, limit):
-            continue
         newest_user = newest_user_unit(state.units)
-        if len(state.units) > 1 and newest_user != 0:
+        droppable = len(state.units) > 1 and newest_user != 0
+        # The newest user message is cut only once the summary and older units are gone, and
+        # then to all the room that is left (cutting it first left most of a tight budget idle).
+        spare = _newest_user_id(state) if droppable or state.summary else None
+        if _truncate_largest(state, limit, spare):
+            continue
+        if droppable:
             state.drop_unit(0)
         elif state.summary:
             state.summary = None
             state.warnings.append("summary left out: it does not fit")
         else:
             _last_resort(state, limit)
+
+
+def _newest_user_id(state: State) -> str | None:
+    users = [m.id for m in state.sent() if is_user_turn(m)]
+    return users[-1] if users else None
 
 
 def _last_resort(state: State, limit: int) -> None:

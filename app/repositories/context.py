@@ -55,11 +55,11 @@ class ContextRepository:
         stmt = select(Message).where(Message.session_id == session_pk, Message.seq == seq)
         return (await self.db.execute(stmt)).scalar_one_or_none()
 
-    async def record_served(self, session_pk: int, model: str, estimated_tokens: int) -> None:
-        """Remember the estimate of the context just served for `model` (for calibration)."""
+    async def record_served(self, session_pk: int, model: str, record: dict[str, Any]) -> None:
+        """Remember the context just served for `model` (app/services/prompt_cache.py)."""
         stmt = select(Session.last_context).where(Session.pk == session_pk).with_for_update()
         current: dict[str, Any] = dict((await self.db.execute(stmt)).scalar_one_or_none() or {})
-        current[model] = estimated_tokens
+        current[model] = record
         await self.db.execute(
             update(Session)
             .where(Session.pk == session_pk)

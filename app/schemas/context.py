@@ -24,6 +24,18 @@ class CalibrationRead(BaseModel):
     samples: int
 
 
+class CacheUsage(BaseModel):
+    prefix_tokens: int = Field(
+        description="Tokens at the start of this context identical to the previous context "
+        "served for this session and model (what a provider's prompt cache can read)."
+    )
+    reason: Literal["none", "first", "fold", "clear", "prune", "budget", "settings"] = Field(
+        description="Why the previous context is not a prefix of this one: none (it is), "
+        "first (no previous context), or what changed."
+    )
+    breakpoints: int = Field(description="cache_control markers Foldwise placed.")
+
+
 class ContextUsage(BaseModel):
     context_window: int
     threshold: float
@@ -36,6 +48,7 @@ class ContextUsage(BaseModel):
     estimated_tokens: int = Field(description="Our raw estimate of what is sent.")
     total_tokens: int = Field(description="The estimate × calibration ratio; ≤ budget.")
     calibration: CalibrationRead
+    cache: CacheUsage | None = Field(None, description="Session contexts only.")
 
 
 class ExplainItem(BaseModel):
@@ -49,7 +62,10 @@ class ContextResponse(BaseModel):
     session_id: str
     model: str
     format: Format
-    system: str | None
+    system: str | list[dict[str, Any]] | None = Field(
+        description="A string, or (anthropic, cache_breakpoints) one text block with a "
+        "cache_control breakpoint, ready for messages.create(system=...)."
+    )
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     summary: SummaryState | None
@@ -89,7 +105,7 @@ class AssembleRequest(BaseModel):
 class AssembleResponse(BaseModel):
     model: str
     format: Format
-    system: str | None
+    system: str | list[dict[str, Any]] | None
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     usage: ContextUsage

@@ -15,6 +15,7 @@ from app.engine.shapes import validate_tools
 from app.schemas.context import (
     AssembleRequest,
     AssembleResponse,
+    CacheUsage,
     CalibrationRead,
     ContextResponse,
     ContextUsage,
@@ -28,7 +29,9 @@ from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
 
 
-def usage_block(usage: Usage, calibration: CalibrationRead) -> ContextUsage:
+def usage_block(
+    usage: Usage, calibration: CalibrationRead, cache: CacheUsage | None = None
+) -> ContextUsage:
     return ContextUsage(
         context_window=usage.context_window,
         threshold=usage.threshold,
@@ -41,6 +44,7 @@ def usage_block(usage: Usage, calibration: CalibrationRead) -> ContextUsage:
         estimated_tokens=usage.estimated_tokens,
         total_tokens=usage.total_tokens,
         calibration=calibration,
+        cache=cache,
     )
 
 
@@ -102,7 +106,15 @@ def context_response(served: Served, fmt: Format, explain: bool) -> ContextRespo
         messages=result.messages,
         tools=result.tools,
         summary=snapshot.summary,
-        usage=usage_block(result.usage, calibration_read(served.family, snapshot.calibration)),
+        usage=usage_block(
+            result.usage,
+            calibration_read(served.family, snapshot.calibration),
+            CacheUsage(
+                prefix_tokens=served.cache.prefix_tokens,
+                reason=served.cache.reason,
+                breakpoints=served.cache.breakpoints,
+            ),
+        ),
         messages_included=result.messages_included,
         messages_total=snapshot.messages_total,
         summarized=served.fold is not None,

@@ -36,7 +36,9 @@ async def report_usage(
     session = await SessionRepository(db, tenant).get_or_raise(session_id)
     model = body.model or session.model
     family = registry.get(model).family
-    estimated = (session.last_context or {}).get(model)
+    served = (session.last_context or {}).get(model)
+    # {"estimated": …, …} (app/services/prompt_cache.py); a bare int in older rows.
+    estimated = served.get("estimated") if isinstance(served, dict) else served
     if not isinstance(estimated, int):
         raise NoContextServed(
             f"no context was served for model {model!r} in this session yet: "

@@ -38,12 +38,19 @@ from app.repositories.sessions import SessionRepository
 from app.schemas.common import SummaryState
 from app.services.context_settings import resolve_settings
 from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
+from app.services.prompt_cache import (
+    CacheReport,
+    compare,
+    previous_anchor,
+    served_record,
+    settings_fingerprint,
+)
 from app.services.sessions import summary_state
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
 
-# Load → assemble → fold rounds per request: one fold, plus one re-read after losing a race
-# or re-compressing; a third plan is served as the engine's fitted fallback instead.
+# Load → assemble → fold rounds per request: one fold (at most: version + 1), plus one re-read
+# after losing a race; a third plan is served as the engine's fitted fallback instead.
 MAX_FOLD_ROUNDS = 3
 # The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
 MIN_SUMMARY_TOKENS = 16
@@ -97,6 +104,7 @@ class Served:
     family: str
     fold: FoldOutcome | None
     folded_messages: int
+    cache: CacheReport
 
 
 def to_engine(row: MessageRow) -> Message:
@@ -139,8 +147,14 @@ class ContextAssembler:
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
             snapshot = await self._load(session_id, options)
             info = self.registry.get(options.model or snapshot.session_model)
-            result = self._assemble(snapshot, info, options, mode)
-            job = self._fold_job(snapshot, result, options, mode)
+            model = options.model or snapshot.session_model
+            previous = snapshot.last_served.get(model)
+            anchor = previous_anchor(previous, snapshot.summary_version)
+            if anchor is None and snapshot.summary_version > 0 and snapshot.messages:
+                anchor = max(m.seq for m in snapshot.messages)  # first context of this version
+            result = self._assemble(snapshot, info, options, mode, anchor)
+            # One request makes at most one fold (one summarizer call, version + 1).
+            job = None if fold else self._fold_job(snapshot, result, options, mode)
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
             outcome = await self._coordinator(info).run(job)
@@ -149,13 +163,23 @@ class ContextAssembler:
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
-        model = options.model or snapshot.session_model
-        estimated = result.usage.estimated_tokens
-        # Only a changed estimate is written: repeated GETs of an unchanged context stay reads.
-        if options.record_served and snapshot.last_served.get(model) != estimated:
+        ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
+        fingerprint = settings_fingerprint(
+            options.format, snapshot.context_settings, snapshot.system_prompt, snapshot.tools
+        )
+        record = served_record(
+            result,
+            version=snapshot.summary_version,
+            anchor=anchor,
+            fingerprint=fingerprint,
+            ratio=ratio,
+        )
+        cache = compare(previous, record, result, snapshot.summary_method)
+        # Only a changed record is written: repeated GETs of an unchanged context stay reads.
+        if options.record_served and previous != record:
             async with session_scope(self.sessionmaker) as db:
-                await ContextRepository(db).record_served(snapshot.pk, model, estimated)
-        return Served(snapshot, result, model, info.family, fold, folded)
+                await ContextRepository(db).record_served(snapshot.pk, model, record)
+        return Served(snapshot, result, model, info.family, fold, folded, cache)
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
         return FoldCoordinator(
@@ -219,7 +243,12 @@ class ContextAssembler:
         return live
 
     def _assemble(
-        self, snapshot: Snapshot, info: ModelInfo, options: ContextOptions, mode: Mode
+        self,
+        snapshot: Snapshot,
+        info: ModelInfo,
+        options: ContextOptions,
+        mode: Mode,
+        anchor: int | None,
     ) -> AssemblyResult:
         request = AssemblyInput(
             messages=snapshot.messages,
@@ -233,6 +262,7 @@ class ContextAssembler:
             format=options.format,
             mode=mode,
             calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
+            prune_anchor_seq=anchor,
         )
         return assemble(request, counter_for(info))
 
@@ -240,8 +270,8 @@ class ContextAssembler:
     def _fold_job(
         snapshot: Snapshot, result: AssemblyResult, options: ContextOptions, mode: Mode
     ) -> FoldJob | None:
-        """The fold this assembly asks for: its plan, or a re-compression of a summary over
-        its share (zero new messages, rule summarizer); None when nothing is due."""
+        """The fold this assembly's plan asks for, or None. A summary over its share is only
+        shortened for the response (by the engine): one request's budget never rewrites it."""
         if mode == "never":
             return None
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
@@ -249,21 +279,20 @@ class ContextAssembler:
         if share < MIN_SUMMARY_TOKENS:
             return None
         plan = result.fold_plan
-        if plan is None and not result.summary_over_share:
+        if plan is None:
             return None
         live = [m for m in snapshot.messages if m.seq > snapshot.summary_through_seq]
-        trigger = options.trigger or (plan.trigger if plan else "recompress")
         return FoldJob(
             session_pk=snapshot.pk,
             version=snapshot.summary_version,
             previous_summary=snapshot.summary_text,
             previous_tokens=snapshot.summary_tokens,
             previous_message_count=snapshot.summary_message_count,
-            messages=plan.messages if plan else (),
-            through_id=plan.through_id if plan else snapshot.summary_through_id,
-            through_seq=plan.through_seq if plan else snapshot.summary_through_seq,
-            trigger=trigger if plan else "recompress",
-            strategy=snapshot.strategy if plan else "rule",
+            messages=plan.messages,
+            through_id=plan.through_id,
+            through_seq=plan.through_seq,
+            trigger=options.trigger or plan.trigger,
+            strategy=snapshot.strategy,
             max_summary_tokens=share,
             tokens_before=result.usage.system_tokens
             + result.usage.tools_tokens

@@ -23,7 +23,8 @@ async def assemble(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
 class TestAssemble:
     async def test_under_budget_is_verbatim(self, client: httpx.AsyncClient) -> None:
         body = await assemble(client, messages=turns(2, words=5), system="S")
-        assert body["system"] == "S" and len(body["messages"]) == 4
+        marked = {"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}}
+        assert body["system"] == [marked] and len(body["messages"]) == 4
         assert body["pruned"] == [] and body["dropped"] == []
         assert body["messages_included"] == body["messages_total"] == 4
         assert body["usage"]["calibration"]["samples"] == 0

@@ -53,7 +53,9 @@ class TestClear:
         await clear(client, "s")
         empty = await context(client, "s")
         assert empty["messages"] == [] and empty["messages_total"] == 0
-        assert empty["system"] == "S"
+        assert empty["system"] == [
+            {"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}}
+        ]
         await append(client, "s", user("new task"), *turns(2, words=5))
         body = await context(client, "s", explain=True)
         assert body["messages"][0]["content"] == "new task"

@@ -74,7 +74,12 @@ class TestVerbatim:
         body = await context(client, "s", max_tokens=BUDGET)
         assert recorder.calls == []
         assert body["summarized"] is False and body["summary"] is None
-        assert body["system"] == "Be brief."
+        # Breakpoints (on by default for anthropic): end of system, and the newest message.
+        assert body["system"] == [
+            {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
+        ]
+        assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+        assert body["usage"]["cache"] == {"prefix_tokens": 0, "reason": "first", "breakpoints": 2}
         assert [m["role"] for m in body["messages"]] == ["user", "assistant"] * 3
         assert body["messages_included"] == body["messages_total"] == 6
         usage = body["usage"]
@@ -165,24 +170,23 @@ class TestFold:
         assert second["method"] == "llm"
         assert recorder.calls[1].request.previous_summary == first["text"]
 
-    async def test_summary_over_its_share_is_recompressed_by_the_rule_summarizer(
+    async def test_a_small_budget_shortens_the_summary_for_that_response_only(
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer
     ) -> None:
-        recorder.padding = 600  # the first summary ignores its cap: ~600 tokens
+        recorder.padding = 600  # the summary ignores its cap: ~600 tokens
         await create_session(client, id="s")
         await append(client, "s", *turns(20))
-        await context(client, "s", max_tokens=20_000, summarize="force")
-        recorder.padding = 0
-        # Everything left fits 20k, but the summary is over a 100-token share now.
-        body = await context(client, "s", max_tokens=20_000, max_summary_tokens=100)
-        assert len(recorder.calls) == 2
-        last = recorder.calls[-1]
-        assert last.strategy == "rule" and list(last.request.messages) == []
-        assert last.request.max_summary_tokens == 100
-        assert body["summary"]["version"] == 2 and body["summary"]["tokens"] <= 100
-        history = (await client.get("/sessions/s/summaries")).json()["summaries"]
-        assert history[0]["stats"]["trigger"] == "recompress"
-        assert history[0]["through_seq"] == history[1]["through_seq"]
+        stored_summary = (await context(client, "s", max_tokens=20_000, summarize="force"))[
+            "summary"
+        ]
+        tight = await context(
+            client, "s", max_tokens=400, summarize="never", cache_breakpoints=False
+        )
+        assert "[… truncated" in tight["system"] and tight["summary"] == stored_summary
+        assert len(recorder.calls) == 1  # no re-compression: history is not rewritten
+        again = await context(client, "s", max_tokens=20_000, cache_breakpoints=False)
+        assert again["summary"] == stored_summary and stored_summary["text"] in again["system"]
+        assert len((await client.get("/sessions/s/summaries")).json()["summaries"]) == 1
 
     async def test_recompression_that_cannot_shrink_is_not_committed(
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer

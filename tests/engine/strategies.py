@@ -171,4 +171,7 @@ settings_strategy = st.builds(
     summary_placement=st.sampled_from(["system", "messages"]),
     fold_target=st.sampled_from([0.3, 0.6, 0.9]),
     max_summary_tokens=st.sampled_from([50, 1000]),
+    prune_target=st.sampled_from([0.3, 0.6, 1.0]),
+    prune_at_least=st.sampled_from([0, 1024]),
+    cache_breakpoints=st.booleans(),
 )

@@ -75,7 +75,7 @@ class TestPruneTier:
 
     def test_prunes_old_bulk_and_keeps_recent_and_pinned_untouched(self) -> None:
         history = self._history()
-        settings = ContextSettings(keep_recent=2)
+        settings = ContextSettings(keep_recent=2, prune_target=1.0)  # prune just enough
         request = AssemblyInput(
             messages=tuple(history), context_window=0, max_tokens=9000, settings=settings
         )
@@ -104,3 +104,24 @@ class TestPruneTier:
         result = assemble(request, COUNTER)
         status = {e.id: e.status for e in result.explain}
         assert status["m1"] == "included" and result.messages[0]["content"] == BODY
+
+    def test_pruning_has_hysteresis_so_following_turns_only_append(self) -> None:
+        history = [make_message(1, "user", "The task")]
+        for step in range(30):
+            history.append(make_message(len(history) + 1, "assistant", f"Reading {step}."))
+            history.append(make_message(len(history) + 1, "user", BODY[:4000]))
+        settings = ContextSettings(keep_recent=2, prune_at_least=0)
+        events, previous = 0, set()
+        for end in range(3, len(history) + 1, 2):
+            request = AssemblyInput(
+                messages=tuple(history[:end]),
+                context_window=0,
+                max_tokens=12_000,  # pruning alone always fits: nothing is dropped
+                settings=settings,
+                mode="never",
+            )
+            result = assemble(request, COUNTER)
+            pruned = set(result.pruned)
+            assert previous <= pruned and not result.dropped
+            events, previous = events + (pruned != previous), pruned
+        assert previous and events <= 4  # "just enough" pruning changed it on most turns

@@ -62,6 +62,30 @@ class TestTightBudgets:
         assert any("m3 truncated" in w for w in result.warnings)
         assert "[… truncated" in str(result.messages[-1]["content"])
 
+    def test_summary_and_older_turns_go_before_the_newest_user_message_is_cut(self) -> None:
+        system = "rule " * 200
+        history = [
+            make_message(1, "user", "The task: fix it"),
+            make_message(2, "assistant", "On it. " * 40),
+            make_message(3, "user", "Now this: " + "detail " * 300),
+        ]
+        request = AssemblyInput(
+            messages=tuple(history),
+            context_window=0,
+            max_tokens=COUNTER.count_text(system) + 250,
+            system_prompt=system,
+            summary="Earlier: " + "fact " * 150,
+            summary_through_seq=0,
+            mode="never",
+        )
+        result = assemble(request, COUNTER)
+        status = {e.id: e.status for e in result.explain}
+        assert status == {"m1": "dropped", "m2": "dropped", "m3": "truncated"}
+        assert result.summary_sent is None
+        # The newest user message gets the room that is left, not a 16-token stub.
+        assert result.usage.budget - result.usage.total_tokens < 10
+        assert result.usage.message_tokens > 200
+
     def test_system_prompt_and_tools_over_budget_is_budget_too_small(self) -> None:
         request = AssemblyInput(
             messages=(make_message(1, "user", "hi"),),
@@ -115,11 +139,12 @@ class TestTightBudgets:
             settings=ContextSettings(max_summary_tokens=1000),
         )
         fits = assemble(roomy, COUNTER)
-        assert fits.summary_over_share and fits.summary_sent == summary
+        over = "summary is over its share of the budget"
+        assert over in fits.warnings and fits.summary_sent == summary
         tight = AssemblyInput(
             **{**{f: getattr(roomy, f) for f in roomy.__dataclass_fields__}, "max_tokens": 1000}
         )
         cut = assemble(tight, COUNTER)
-        assert cut.summary_over_share and cut.usage.total_tokens <= 1000
+        assert over in cut.warnings and cut.usage.total_tokens <= 1000
         assert cut.summary_sent is not None and "[… truncated" in cut.summary_sent
         assert cut.system is not None and cut.summary_sent in cut.system

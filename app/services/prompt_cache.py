@@ -1,0 +1,97 @@
+"""What each served context shares with the previous one (`usage.cache`), and the record kept
+per session and model to know it.
+
+The record lives in `sessions.last_context[model]` next to the estimate calibration reads:
+the prefix chain of the context (app/engine/cache.py), the summary version it was served at
+with the prune anchor of that version, a fingerprint of the settings, the estimate limit and
+how many messages were pruned. Comparing two records tells what broke the cache, checked in
+this order: `settings` (format, settings keys, system prompt or tools changed), `budget`
+(budget or calibration changed), `clear` / `fold` (a new summary version), `prune` (more
+messages pruned), and `budget` for anything else (a fitted, dropped or truncated context).
+Hashing the sent messages is linear in the context and costs well under a millisecond for a
+hundred messages, so it runs on every request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from app.engine.assemble import AssemblyResult
+from app.engine.budget import ContextSettings, estimate_limit
+from app.engine.cache import shared_length
+
+CacheReason = Literal["none", "first", "fold", "clear", "prune", "budget", "settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheReport:
+    prefix_tokens: int
+    """Tokens at the start of this context identical to the previous one served."""
+    reason: CacheReason
+    """`none`: the previous context is a prefix of this one; `first`: no previous one."""
+    breakpoints: int
+
+
+def settings_fingerprint(
+    fmt: str,
+    settings: ContextSettings,
+    system_prompt: str | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+) -> str:
+    """Everything but the budget and the history that shapes a context."""
+    described = json.dumps(
+        [fmt, asdict(settings), system_prompt, tools], sort_keys=True, default=str
+    )
+    return hashlib.sha256(described.encode()).hexdigest()[:16]
+
+
+def served_record(
+    result: AssemblyResult, *, version: int, anchor: int | None, fingerprint: str, ratio: float
+) -> dict[str, Any]:
+    """The `last_context[model]` value for a served context."""
+    return {
+        "estimated": result.usage.estimated_tokens,
+        "version": version,
+        "anchor": anchor,
+        "settings": fingerprint,
+        "limit": estimate_limit(result.usage.budget, ratio),
+        "pruned": len(result.pruned),
+        "chain": list(result.prefix_chain),
+    }
+
+
+def previous_anchor(previous: Any, version: int) -> int | None:
+    """The prune anchor of summary `version`, if a context was served at that version."""
+    if isinstance(previous, Mapping) and previous.get("version") == version:
+        anchor = previous.get("anchor")
+        return anchor if isinstance(anchor, int) else None
+    return None
+
+
+def compare(
+    previous: Any, record: Mapping[str, Any], result: AssemblyResult, summary_method: str | None
+) -> CacheReport:
+    """`usage.cache` for `result`, given the record of the previous context served."""
+    if not isinstance(previous, Mapping) or not isinstance(previous.get("chain"), list):
+        return CacheReport(0, "first", result.breakpoints)
+    old_chain = [str(item) for item in previous["chain"]]
+    shared = shared_length(old_chain, result.prefix_chain)
+    tokens = result.prefix_tokens[shared - 1] if shared else 0
+    reason: CacheReason
+    if shared == len(old_chain):
+        reason = "none"
+    elif previous.get("settings") != record["settings"]:
+        reason = "settings"
+    elif previous.get("limit") != record["limit"]:
+        reason = "budget"
+    elif previous.get("version") != record["version"]:
+        reason = "clear" if summary_method == "clear" else "fold"
+    elif record["pruned"] > int(previous.get("pruned") or 0):
+        reason = "prune"
+    else:
+        reason = "budget"
+    return CacheReport(tokens, reason, result.breakpoints)

@@ -1,0 +1,279 @@
+"""Prompt-cache bench: a long agent session driven turn by turn, Foldwise vs LangChain.
+
+`python -m bench.cache` (also a section of `make bench`). The session of bench/agent_session.py
+is appended message by message to a Foldwise session (in process, SQLite, through
+httpx.ASGITransport); before each generation (after every user or tool-result message) the
+client GETs the context at `BUDGET` tokens in `anthropic` format. LangChain's
+`trim_messages` (strategy "last", start on a human message, system kept: the form its docs
+recommend for chat history) trims the same history to the same budget.
+
+Over the turns after the first fold or trim, for each side: the share of turns whose request
+starts with the whole previous request, the share of input tokens that could be read from
+the provider's cache (the prefix shared with the previous request), the number of folds,
+and the cache-weighted input cost — uncached tokens written to cache at 1.25×, cached ones
+read at 0.1× (Anthropic's prices) — as a ratio to LangChain's. Requests are compared with
+the `cache_control` markers removed (they move with the newest message and do not change
+what the provider caches). Tokens are Foldwise's counts of each message as sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    trim_messages,
+)
+
+from app.core.db import upgrade_database
+from app.core.settings import Settings
+from app.engine.cache import unmarked
+from app.main import create_app
+from app.tokens.counter import counter_for
+from app.tokens.registry import load_registry
+from bench.agent_session import agent_session
+from bench.cases_assemble import langchain_counter
+
+MODEL = "claude-sonnet-4-5"
+BUDGET = 12_000
+MESSAGES = 520
+SYSTEM_PROMPT = (
+    "You are a careful coding agent working in a Python repository. Read before you edit, "
+    "run the tests after every change, and explain each step in one sentence. "
+) * 4
+CACHE_WRITE, CACHE_READ = 1.25, 0.10
+DOC_START, DOC_END = "<!-- cache-bench:start -->", "<!-- cache-bench:end -->"
+
+Request = list[str]  # the system text, then each message as canonical JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    name: str
+    turns: int
+    prefix_kept: int
+    cached_tokens: int
+    input_tokens: int
+    cost: float
+    folds: int
+
+    @property
+    def prefix_share(self) -> float:
+        return self.prefix_kept / self.turns if self.turns else 0.0
+
+    @property
+    def cached_share(self) -> float:
+        return self.cached_tokens / self.input_tokens if self.input_tokens else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CacheResult:
+    budget: int
+    messages: int
+    foldwise: Side
+    langchain: Side
+    reasons: dict[str, int]
+    """Foldwise's `usage.cache.reason` over the measured turns."""
+
+
+def _system_text(system: Any) -> str:
+    if isinstance(system, list):
+        return "".join(str(block.get("text", "")) for block in system)
+    return system or ""
+
+
+def as_request(system: Any, messages: Sequence[dict[str, Any]]) -> Request:
+    body = [json.dumps(unmarked(m), sort_keys=True) for m in messages]
+    return [_system_text(system), *body]
+
+
+class Meter:
+    """Accumulates the per-turn cache numbers of one side."""
+
+    def __init__(self, name: str, count: Callable[[str], int]) -> None:
+        self.name, self.tokens = name, count
+        self.previous: Request | None = None
+        self.turns = self.kept = self.cached = self.total = 0
+        self.cost = 0.0
+
+    def observe(self, request: Request, measured: bool) -> None:
+        previous, self.previous = self.previous, request
+        if not measured or previous is None:
+            return
+        shared = 0
+        while shared < min(len(previous), len(request)) and previous[shared] == request[shared]:
+            shared += 1
+        cached = sum(self.tokens(item) for item in request[:shared])
+        total = sum(self.tokens(item) for item in request)
+        self.turns += 1
+        self.kept += shared == len(previous)
+        self.cached += cached
+        self.total += total
+        self.cost += CACHE_READ * cached + CACHE_WRITE * (total - cached)
+
+    def side(self, folds: int) -> Side:
+        return Side(self.name, self.turns, self.kept, self.cached, self.total, self.cost, folds)
+
+
+def to_langchain(system: str, raw: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    out: list[BaseMessage] = [SystemMessage(content=system)]
+    for item in raw:
+        content = item["content"]
+        if isinstance(content, str):
+            role = HumanMessage if item["role"] == "user" else AIMessage
+            out.append(role(content=content))
+        elif item["role"] == "user":
+            result = content[0]
+            out.append(ToolMessage(content=result["content"], tool_call_id=result["tool_use_id"]))
+        else:
+            text = "".join(b["text"] for b in content if b["type"] == "text")
+            calls = [
+                {"name": b["name"], "args": b["input"], "id": b["id"]}
+                for b in content
+                if b["type"] == "tool_use"
+            ]
+            out.append(AIMessage(content=text, tool_calls=calls))
+    return out
+
+
+async def _drive_foldwise(
+    raw: list[dict[str, Any]], database: Path, meter: Meter
+) -> tuple[int, dict[str, int]]:
+    """Returns the number of folds and the cache-break reasons seen."""
+    url = f"sqlite:///{database}"
+    settings = Settings(_env_file=None, database_url=url, api_keys="", anthropic_api_key=None)
+    app = create_app(settings)
+    folds, reasons, first_cut = 0, dict[str, int](), None
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            session = {"id": "cache-bench", "model": MODEL, "system_prompt": SYSTEM_PROMPT}
+            (await client.post("/sessions", json=session)).raise_for_status()
+            for index, message in enumerate(raw):
+                batch = {"messages": [message]}
+                (await client.post("/sessions/cache-bench/messages", json=batch)).raise_for_status()
+                if message["role"] != "user":
+                    continue
+                params = {"max_tokens": BUDGET, "format": "anthropic"}
+                response = await client.get("/sessions/cache-bench/context", params=params)
+                body = response.raise_for_status().json()
+                folds += body["summarized"]
+                cut = body["summary"] is not None or body["messages_included"] < index + 1
+                first_cut = first_cut if first_cut is not None or not cut else index
+                measured = first_cut is not None and index > first_cut
+                meter.observe(as_request(body["system"], body["messages"]), measured)
+                if measured:
+                    reason = body["usage"].get("cache", {}).get("reason") or "none"
+                    reasons[reason] = reasons.get(reason, 0) + 1
+    return folds, reasons
+
+
+def _drive_langchain(raw: list[dict[str, Any]], meter: Meter) -> None:
+    counter = langchain_counter()
+    converted = to_langchain(SYSTEM_PROMPT, raw)
+    index_of = {id(m): i for i, m in enumerate(converted)}
+    first_cut = None
+    for index, message in enumerate(raw):
+        if message["role"] != "user":
+            continue
+        history = converted[: index + 2]  # the system message, then raw[: index + 1]
+        kept = trim_messages(
+            history,
+            max_tokens=BUDGET,
+            token_counter=counter,
+            strategy="last",
+            start_on="human",
+            include_system=True,
+        )
+        first_cut = first_cut if first_cut is not None or len(kept) == len(history) else index
+        sent = [raw[index_of[id(m)] - 1] for m in kept if not isinstance(m, SystemMessage)]
+        measured = first_cut is not None and index > first_cut
+        meter.observe(as_request(SYSTEM_PROMPT, sent), measured)
+
+
+def run_cache() -> CacheResult:
+    raw = agent_session(MESSAGES)
+    counter = counter_for(load_registry(Settings(_env_file=None)).get(MODEL))
+    tokens: dict[str, int] = {}
+
+    def count(item: str) -> int:
+        if item not in tokens:
+            tokens[item] = counter.count_text(item)
+        return tokens[item]
+
+    foldwise, langchain = Meter("Foldwise", count), Meter("LangChain trim_messages", count)
+    with tempfile.TemporaryDirectory() as directory:
+        database = Path(directory) / "cache.db"
+        upgrade_database(f"sqlite:///{database}")  # Alembic runs its own event loop
+        folds, reasons = asyncio.run(_drive_foldwise(raw, database, foldwise))
+    _drive_langchain(raw, langchain)
+    return CacheResult(BUDGET, len(raw), foldwise.side(folds), langchain.side(0), reasons)
+
+
+def section(result: CacheResult) -> str:
+    """The docs/benchmarks.md section, between its markers."""
+    base = result.langchain.cost or 1.0
+    rows = [
+        f"| {s.name} | {s.turns} | {s.prefix_share:.1%} | {s.cached_share:.1%} | {s.folds} "
+        f"| {s.cost / base:.2f}× |"
+        for s in (result.foldwise, result.langchain)
+    ]
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.reasons.items()))
+    return "\n".join(
+        [
+            DOC_START,
+            "## Prompt cache: a long agent session turn by turn",
+            "",
+            f"`python -m bench.cache` (part of `make bench`): a generated agent session of "
+            f"{result.messages} messages (bench/agent_session.py: file reads, test runs, greps), "
+            f"a context requested before every generation at `max_tokens={result.budget}`, "
+            "`format=anthropic`; LangChain `trim_messages` (strategy last, start on human, "
+            "system kept) on the same history and budget. Turns after the first fold or trim.",
+            "",
+            "| side | turns | request starts with the previous one | input tokens cacheable "
+            "| folds | cache-weighted input cost |",
+            "|---|---:|---:|---:|---:|---:|",
+            *rows,
+            "",
+            f"Targets: ≥ 95% of turns, ≥ 90% of tokens, cost ≤ 0.6× LangChain's. "
+            f"Foldwise `usage.cache.reason` over these turns: {reasons or 'n/a'}. Cost: uncached "
+            "input written to cache at 1.25×, cached input read at 0.1×, as a ratio to "
+            "LangChain's total.",
+            DOC_END,
+        ]
+    )
+
+
+def update_doc(path: Path, text: str) -> None:
+    """Replace the section between the markers in `path` (append it when absent)."""
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    if DOC_START in current and DOC_END in current:
+        head, rest = current.split(DOC_START, 1)
+        tail = rest.split(DOC_END, 1)[1]
+        current = head + text + tail
+    else:
+        current = current.rstrip("\n") + "\n\n" + text + "\n"
+    path.write_text(current, encoding="utf-8")
+
+
+def main() -> int:
+    result = run_cache()
+    text = section(result)
+    print(text)
+    update_doc(Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md", text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""GET /sessions/{id}/context and prompt caching: one output message per stored message,
+thinking blocks, `cache_control` breakpoints, `usage.cache`, one fold per request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.api.recording_summarizer import RecordingSummarizer
+from tests.api.test_context import context, turns
+from tests.factories import append, assistant, create_session, tool_result, user
+
+EPHEMERAL = {"type": "ephemeral"}
+THINKING = {"type": "thinking", "thinking": "private plan", "signature": "c2lnbmF0dXJl"}
+
+
+@pytest.fixture
+def recorder(app: FastAPI) -> RecordingSummarizer:
+    return RecordingSummarizer().install(app)
+
+
+def cache(body: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = body["usage"]["cache"]
+    return result
+
+
+class TestOneToOne:
+    async def test_same_role_turns_are_not_merged_and_the_pinned_message_is_verbatim(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", user("The task"), user("and one more thing"), assistant("OK"))
+        body = await context(client, "s", cache_breakpoints=False, explain=True)
+        assert body["messages"] == [
+            {"role": "user", "content": "The task"},
+            {"role": "user", "content": "and one more thing"},
+            {"role": "assistant", "content": "OK"},
+        ]
+        assert body["messages_included"] == len(body["messages"]) == 3
+
+    async def test_a_continuation_turn_is_flagged_in_explain(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", assistant("Hello, what shall we do?"))
+        body = await context(client, "s", explain=True, pin_first_message=False)
+        assert body["messages_included"] == len(body["messages"]) == 2
+        assert body["explain"][0] == {
+            "id": "continuation",
+            "seq": 0,
+            "status": "synthetic",
+            "tokens": 0,
+        }
+
+
+class TestThinking:
+    async def test_kept_byte_for_byte_in_anthropic_and_dropped_in_openai(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        call = {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.py"}}
+        turn = {"role": "assistant", "content": [THINKING, call]}
+        await append(client, "s", user("go"), turn, tool_result("t1", "print(1)"))
+        anthropic = await context(client, "s", cache_breakpoints=False)
+        assert anthropic["messages"][1]["content"][0] == THINKING
+        openai = await context(client, "s", format="openai")
+        assert "private plan" not in str(openai) and "signature" not in str(openai)
+        assert openai["messages"][1]["tool_calls"][0]["id"] == "t1"
+
+
+class TestBreakpoints:
+    async def test_client_markers_count_toward_the_limit_of_four(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="S")
+        marked = [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": f"m{i}", "cache_control": EPHEMERAL}],
+            }
+            for i in range(3)
+        ]
+        await append(client, "s", *marked, assistant("ok"))
+        body = await context(client, "s")
+        assert cache(body)["breakpoints"] == 1  # the newest message; none left for system
+        assert body["system"] == "S"
+        assert body["messages"][-1]["content"] == [
+            {"type": "text", "text": "ok", "cache_control": EPHEMERAL}
+        ]
+
+    async def test_off_by_parameter_and_never_in_openai(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="S")
+        await append(client, "s", user("hi"))
+        off = await context(client, "s", cache_breakpoints=False)
+        assert off["system"] == "S" and cache(off)["breakpoints"] == 0
+        openai = await context(client, "s", format="openai")
+        assert "cache_control" not in str(openai["messages"])
+
+    async def test_summary_pair_gets_the_stable_breakpoint(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="S")
+        await append(client, "s", *turns(20))
+        body = await context(
+            client, "s", max_tokens=1500, summary_placement="messages", summarize="force"
+        )
+        ack = body["messages"][1]
+        assert ack["role"] == "assistant" and ack["content"][-1]["cache_control"] == EPHEMERAL
+        assert body["system"] == "S" and cache(body)["breakpoints"] == 2
+
+
+class TestUsageCache:
+    async def test_reports_the_shared_prefix_and_what_broke_it(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="Be brief.")
+        await append(client, "s", *turns(2))
+        first = await context(client, "s", max_tokens=5000)
+        assert cache(first)["reason"] == "first" and cache(first)["prefix_tokens"] == 0
+        await append(client, "s", *turns(1, start=2))
+        appended = await context(client, "s", max_tokens=5000)
+        assert cache(appended)["reason"] == "none"
+        assert cache(appended)["prefix_tokens"] >= first["usage"]["estimated_tokens"] - 10
+        assert cache(await context(client, "s", max_tokens=5000))["reason"] == "none"
+        assert cache(await context(client, "s", max_tokens=5000, keep_recent=2))["reason"] in (
+            "none",
+            "settings",
+        )
+        narrowed = await context(client, "s", max_tokens=400, keep_recent=2, summarize="never")
+        assert cache(narrowed)["reason"] == "budget"
+        folded = await context(client, "s", max_tokens=400, keep_recent=2, summarize="force")
+        assert cache(folded)["reason"] == "fold" and cache(folded)["prefix_tokens"] == 0
+        await client.post("/sessions/s/clear")
+        await append(client, "s", user("a new start"))
+        cleared = await context(client, "s", max_tokens=400, keep_recent=2)
+        assert cache(cleared)["reason"] == "clear"
+
+    async def test_format_change_is_a_settings_change(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="S")
+        await append(client, "s", *turns(2))
+        await context(client, "s")
+        assert cache(await context(client, "s", format="openai"))["reason"] == "settings"
+
+
+class TestOneFoldPerRequest:
+    async def test_force_with_a_small_budget_bumps_the_version_once(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        recorder.padding = 600  # summaries over their share
+        await create_session(client, id="s")
+        await append(client, "s", *turns(20))
+        body = await context(client, "s", max_tokens=900, summarize="force")
+        assert body["summary"]["version"] == 1 and len(recorder.calls) == 1
+        assert len(recorder.calls[0].request.messages) > 0  # a fold of messages, not a re-write
