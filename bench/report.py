@@ -28,7 +28,7 @@ from bench.targets import (
     targets_table,
 )
 
-KEPT_SECTIONS = ("## Analysis", "## Summary retention")
+KEPT_SECTIONS = ("## Analysis", "## Summary retention", "## Prompt cache")
 
 
 def kept_sections(existing: str) -> list[str]:

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench import chart, report
+from bench import cache, chart, report
 from bench.cases_assemble import run_assemble
 from bench.cases_server import run_backend
 from bench.cases_tokens import run_counting
@@ -62,7 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     def assembling() -> None:
         results.assemble = run_assemble()
 
+    cache_section: list[str] = []
+
+    def caching() -> None:
+        cache_section.append(cache.section([cache.run_cache(b) for b in cache.BUDGETS]))
+
     _attempt(results, "counting (case 3)", counting)
+    _attempt(results, "prompt cache vs LangChain (bench.cache)", caching)
     _attempt(results, "assembly vs LangChain (case 4)", assembling)
 
     skip_postgres = args.skip_postgres
@@ -86,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     chart.latency_chart(results.backends, args.out / "bench-latency.png")
     chart.throughput_chart(results.backends, args.out / "bench-throughput.png")
     report.write(results, args.out / "benchmarks.md")
+    if cache_section:  # a section of its own, kept by report.write on later runs
+        cache.update_doc(args.out / "benchmarks.md", cache_section[0])
     print(
         f"bench: wrote {args.out / 'benchmarks.md'} in {results.seconds / 60:.1f} min", flush=True
     )

@@ -149,7 +149,7 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         state.warnings.append("summary is over its share of the budget")
 
     plan = _plan(state, grouping.units, limit, share, {m.id: m for m in ordered})
-    if state.total() > limit:
+    if state.total() > limit or request.prune_anchor_seq is not None:
         prune(state, limit)
     fit(state, limit)
 

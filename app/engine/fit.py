@@ -155,6 +155,8 @@ def prune(state: State, limit: int) -> bool:
     messages = [m for unit in state.units for m in unit.messages]
     running = state.total() - sum(m.tokens for m in messages)
     target = min(limit, math.floor(settings.prune_target * limit))
+    # Worth it only if it ends at least as low as a fold would (fold_target): else fold.
+    acceptable = max(target, math.floor(settings.fold_target * limit))
     pruned: dict[str, Message] = {}
     cursor, settled = 0, True
     anchor = state.request.prune_anchor_seq
@@ -175,7 +177,7 @@ def prune(state: State, limit: int) -> bool:
         while cursor < eligible_end and (running > target or freed < settings.prune_at_least):
             saved = _prune_into(pruned, messages[cursor], state.counter)
             freed, running, cursor = freed + saved, running - saved, cursor + 1
-        settled = settled and running <= target
+        settled = settled and running <= acceptable
     if pruned:
         state.replace_many(pruned, "pruned")
     return settled
