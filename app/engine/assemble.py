@@ -40,7 +40,6 @@ from app.engine.render import (
     SYNTHETIC_SUMMARY,
     SYNTHETIC_SUMMARY_ACK,
     Format,
-    Rendered,
     as_user_note,
     render,
     render_tools,
@@ -166,7 +165,8 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
     system_sent: str | list[dict[str, Any]] | None = rendered.system
     messages_sent, placed = rendered.messages, 0
     if fmt == "anthropic" and settings.cache_breakpoints:
-        ack = rendered.sources.index(SYNTHETIC_SUMMARY_ACK) if pair_sent(rendered) else None
+        sources = rendered.sources
+        ack = sources.index(SYNTHETIC_SUMMARY_ACK) if SYNTHETIC_SUMMARY_ACK in sources else None
         system_sent, messages_sent, placed = place_breakpoints(
             rendered.system, rendered.messages, tools, summary_ack_index=ack
         )
@@ -211,10 +211,6 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         breakpoints=placed,
         sources=tuple(rendered.sources),
     )
-
-
-def pair_sent(rendered: Rendered) -> bool:
-    return SYNTHETIC_SUMMARY_ACK in rendered.sources
 
 
 def _plan(
