@@ -231,11 +231,16 @@ def _relocate_results(entries: list[Entry]) -> list[Entry]:
             out.append((role, rest, source))
         calls = [str(b.get("id")) for b in rest if b.get("type") == "tool_use"]
         found = sorted(answers[c] for c in calls if c in answers)
-        for answer_index in sorted({i for i, _ in found}):
+        sources = sorted({i for i, _ in found})
+        for answer_index in sources:
             _, answer_blocks, answer_source = entries[answer_index]
             results = [answer_blocks[p] for i, p in found if i == answer_index]
-            whole = answer_index == index + 1 and len(results) == sum(
-                b.get("type") == "tool_result" for b in answer_blocks
+            # Whole only when nothing else follows it: the API combines consecutive user turns,
+            # and results must come before any other content of that turn.
+            whole = (
+                answer_index == index + 1
+                and answer_index == sources[-1]
+                and len(results) == sum(b.get("type") == "tool_result" for b in answer_blocks)
             )
             if whole:  # in place: the message as it is, results first
                 moved.add(answer_index)

@@ -55,6 +55,7 @@ def validate_anthropic(messages: Wire) -> list[str]:
     seen_calls: set[str] = set()
     open_calls: set[str] = set()  # calls of the last assistant message, not answered yet
     last_calls: set[str] = set()
+    other_content = False  # the user turn (as the API combines it) has more than results
     for index, message in enumerate(messages):
         role = message.get("role")
         if role not in ("user", "assistant"):
@@ -70,16 +71,26 @@ def validate_anthropic(messages: Wire) -> list[str]:
         if role == "assistant":
             if open_calls:
                 problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
-            open_calls, last_calls = set(calls), set(calls)
+            open_calls, last_calls, other_content = set(calls), set(calls), False
             continue
         for result in _ids(message, "tool_result", "tool_use_id"):
             if result not in last_calls:
                 problems.append(f"message {index}: tool_result {result} without its tool_use")
+            if other_content:
+                problems.append(f"message {index}: tool_result {result} after other content")
             open_calls.discard(result)
+        other_content = other_content or _has_other_content(message)
         if open_calls and not _ids(message, "tool_result", "tool_use_id"):
             problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
             open_calls = set()
     return problems  # calls still open at the end: the newest, pending call
+
+
+def _has_other_content(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    return any(b.get("type") != "tool_result" for b in _blocks(message))
 
 
 def validate_openai(messages: Wire) -> list[str]:

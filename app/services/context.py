@@ -150,8 +150,9 @@ class ContextAssembler:
             model = options.model or snapshot.session_model
             previous = snapshot.last_served.get(model)
             anchor = previous_anchor(previous, snapshot.summary_version)
-            if anchor is None and snapshot.summary_version > 0 and snapshot.messages:
-                anchor = max(m.seq for m in snapshot.messages)  # first context of this version
+            if anchor is None and snapshot.summary_text and snapshot.messages:
+                # The first context after a fold: its newest seq anchors the pruning (fit.py).
+                anchor = max(m.seq for m in snapshot.messages)
             result = self._assemble(snapshot, info, options, mode, anchor)
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)

@@ -149,6 +149,31 @@ class TestUsageCache:
         assert cache(await context(client, "s", format="openai"))["reason"] == "settings"
 
 
+class TestPrefixStability:
+    async def test_after_a_fold_later_turns_only_append(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="S")
+        await append(client, "s", user("The task"))
+        reasons, pruned_after_fold = [], set()
+        for i in range(40):
+            call = {"type": "tool_use", "id": f"t{i}", "name": "read_file", "input": {}}
+            output = tool_result(f"t{i}", f"value{i} " * 300)  # bulky: pruned to an excerpt
+            await append(client, "s", {"role": "assistant", "content": [call]}, output)
+            body = await context(client, "s", max_tokens=6000, explain=True)
+            reasons.append(cache(body)["reason"])
+            pruned = {e["id"] for e in body["explain"] if e["status"] == "pruned"}
+            if reasons[-1] == "fold":
+                assert pruned  # older output pruned at once, in the request that folded
+                pruned_after_fold = pruned
+            elif pruned_after_fold:
+                assert pruned_after_fold <= pruned
+        first_fold = reasons.index("fold")
+        assert reasons[0] == "first" and set(reasons[1:first_fold]) <= {"none", "prune"}
+        after = reasons[first_fold + 1 : first_fold + 4]
+        assert after == ["none"] * 3, reasons  # the next turns only append
+
+
 class TestOneFoldPerRequest:
     async def test_force_with_a_small_budget_bumps_the_version_once(
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer

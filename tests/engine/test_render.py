@@ -125,6 +125,30 @@ class TestAnthropic:
         ]
         assert rendered.sources == [m.id for m in ANTHROPIC_HISTORY]
 
+    def test_results_of_one_call_come_before_other_content_of_the_combined_turn(self) -> None:
+        uses = [{"type": "tool_use", "id": i, "name": "x", "input": {}} for i in ("c1", "c2")]
+        history = [
+            make_message(1, "user", "go"),
+            make_message(2, "assistant", uses),
+            make_message(
+                3,
+                "user",
+                [
+                    {"type": "tool_result", "tool_use_id": "c1", "content": "one"},
+                    {"type": "text", "text": "and"},
+                ],
+            ),
+            make_message(4, "user", [{"type": "tool_result", "tool_use_id": "c2", "content": "2"}]),
+        ]
+        rendered = render(
+            history, "anthropic", system_prompt=None, summary=None, placement="system", tools=None
+        )
+        assert rendered.sources == ["m1", "m2", "m3", "m4", "m3"]  # m3's text after the results
+        assert rendered.messages[-1] == {
+            "role": "user",
+            "content": [{"type": "text", "text": "and"}],
+        }
+
     def test_thinking_blocks_are_kept_byte_for_byte(self) -> None:
         out = _render(THINKING_HISTORY, "anthropic")["messages"]
         assert out[1]["content"] == THINKING_HISTORY[1].content

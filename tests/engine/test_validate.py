@@ -56,6 +56,15 @@ class TestAnthropic:
             (
                 [
                     _a("user", "go"),
+                    _a("assistant", [USE, {**USE, "id": "t2"}]),
+                    _a("user", [RESULT, {"type": "text", "text": "x"}]),
+                    _a("user", [{**RESULT, "tool_use_id": "t2"}]),
+                ],
+                "after other content",
+            ),
+            (
+                [
+                    _a("user", "go"),
                     _a("assistant", [USE]),
                     _a("user", [RESULT]),
                     _a("assistant", [USE]),
