@@ -32,7 +32,8 @@ class ContextDefaults(BaseSettings):
     fold_target: float = Field(0.6, gt=0, le=1)
     # Pruning has the same hysteresis: when it must prune, it prunes the oldest eligible
     # content down to prune_target × budget, and at least prune_at_least tokens (a cache
-    # break must pay for itself), so the following turns only append (docs/caching.md).
+    # break must pay for itself), so the following turns only append; a prune that cannot
+    # reach fold_target × budget folds instead (README, "Output shape and prompt caching").
     prune_target: float = Field(0.6, gt=0, le=1)
     prune_at_least: int = Field(1024, ge=0)
     # Anthropic `cache_control` breakpoints in `format=anthropic` contexts.

@@ -144,12 +144,13 @@ def prune(state: State, limit: int) -> bool:
     replayed message by message as if a context were served after each append: whenever the
     total goes over `limit`, the oldest eligible messages (all but the last `keep_recent` at
     that point) are pruned down to `prune_target × limit`, and at least `prune_at_least`
-    tokens. A step that cannot get down to the target would only buy a turn or two before the
-    next cache break: that is where a fold is due (it frees more, and breaks the cache once).
-    The pruned set is a function of the message sequence alone (no stored state, one pass,
-    each message pruned at most once), so appending messages only ever adds to it. Between
-    folds everything but the units is constant, so the replay sees the numbers the earlier
-    requests saw.
+    tokens. A step that cannot get down to `fold_target × limit` (where a fold would land)
+    would only buy a turn or two before the next cache break: a fold is due there instead.
+    At `prune_anchor_seq` (the newest message when the first context after the last fold was
+    served) everything eligible is pruned: that request broke the cache anyway.
+    The pruned set is a function of the messages and the anchor alone (one pass, each message
+    pruned at most once), so appending messages only ever adds to it. Between folds everything
+    but the units is constant, so the replay sees the numbers the earlier requests saw.
     """
     settings = state.request.settings
     messages = [m for unit in state.units for m in unit.messages]
