@@ -159,7 +159,7 @@ class ContextAssembler:
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
             outcome = await self._coordinator(info).run(job)
-            if outcome.status in ("unchanged", "busy"):
+            if outcome.status == "busy":
                 break  # nothing better to wait for: serve this (already fitted) result
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)

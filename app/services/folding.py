@@ -54,8 +54,8 @@ WAIT_MARGIN_S = 5.0
 
 # folded: ours committed. lost: our CAS found the version moved. waited: another worker's
 # fold finished (or its lease lapsed) while we waited. busy: it was still running when our
-# wait ran out. unchanged: a re-compression that missed its cap, not written.
-Outcome = Literal["folded", "lost", "waited", "busy", "unchanged"]
+# wait ran out.
+Outcome = Literal["folded", "lost", "waited", "busy"]
 
 
 class SummarizerFactory(Protocol):
@@ -104,7 +104,7 @@ class FoldJob:
     """Exactly what the summarizer reads: never covered messages, never the pinned one."""
     through_id: str | None
     through_seq: int
-    trigger: str  # threshold | force | manual | recompress
+    trigger: str  # threshold | force | manual
     strategy: str | None
     max_summary_tokens: int
     tokens_before: int
@@ -151,11 +151,6 @@ class FoldCoordinator:
             # Give the lease back at once rather than making others wait for it to lapse.
             await self._release(job, owner)
             raise
-        if not job.messages and result.tokens > job.max_summary_tokens:
-            # A re-compression that still misses its cap: committing it would bump the
-            # version on every request without progress. The engine cuts it for sending.
-            await self._release(job, owner)
-            return FoldOutcome("unchanged", result)
         stats = self._stats(job, result)
         new = NewSummary(
             text=result.text,

@@ -188,7 +188,7 @@ class TestFold:
         assert again["summary"] == stored_summary and stored_summary["text"] in again["system"]
         assert len((await client.get("/sessions/s/summaries")).json()["summaries"]) == 1
 
-    async def test_recompression_that_cannot_shrink_is_not_committed(
+    async def test_a_summary_over_its_share_that_fits_is_sent_as_stored(
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer
     ) -> None:
         recorder.padding = 600  # every summary ignores its cap
@@ -198,7 +198,7 @@ class TestFold:
         for _ in range(2):
             body = await context(client, "s", max_tokens=20_000, max_summary_tokens=100)
             assert body["summary"]["version"] == 1
-            # Sent as stored (the whole context still fits), flagged for re-compression.
+            # Sent as stored (the whole context still fits), flagged, never re-written.
             assert any("over its share" in warning for warning in body["warnings"])
         assert len((await client.get("/sessions/s/summaries")).json()["summaries"]) == 1
 
