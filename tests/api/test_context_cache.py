@@ -3,11 +3,14 @@ thinking blocks, `cache_control` breakpoints, `usage.cache`, one fold per reques
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, turns
@@ -184,3 +187,48 @@ class TestOneFoldPerRequest:
         body = await context(client, "s", max_tokens=900, summarize="force")
         assert body["summary"]["version"] == 1 and len(recorder.calls) == 1
         assert len(recorder.calls[0].request.messages) > 0  # a fold of messages, not a re-write
+
+
+REQUESTS = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=8),  # turns appended before the request
+        st.sampled_from([250, 600, 1500, 4000]),
+        st.sampled_from(["auto", "force", "never"]),
+        st.sampled_from(["anthropic", "openai", "raw"]),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(requests=REQUESTS)
+async def test_each_request_folds_at_most_once_and_sends_one_message_per_message(
+    client: httpx.AsyncClient, recorder: RecordingSummarizer, requests: list[Any]
+) -> None:
+    session_id = f"p-{uuid.uuid4().hex}"
+    await create_session(client, id=session_id, system_prompt="Be brief.")
+    await append(client, session_id, user("The task: keep it short"))
+    version, appended = 0, 0
+    for new_turns, budget, mode, fmt in requests:
+        if new_turns:
+            await append(client, session_id, *turns(new_turns, start=appended, words=40))
+            appended += new_turns
+        calls = len(recorder.calls)
+        body = await context(
+            client, session_id, max_tokens=budget, summarize=mode, format=fmt, explain=True
+        )
+        now = body["summary"]["version"] if body["summary"] else 0
+        assert now - version <= 1 and len(recorder.calls) - calls <= 1
+        version = now
+        assert body["messages_included"] == len(body["messages"])
+        pinned = next((e for e in body["explain"] if e["seq"] == 1), None)
+        if fmt != "openai" and pinned is not None and pinned["status"] == "included":
+            first = next(m for m in body["messages"] if m["role"] == "user")
+            text = first["content"] if isinstance(first["content"], str) else first["content"][0]
+            assert text in (
+                "The task: keep it short",
+                {"type": "text", "text": "The task: keep it short", "cache_control": EPHEMERAL},
+            )
