@@ -13,8 +13,11 @@ from dataclasses import replace
 
 from app.engine.text import content_text
 from app.engine.types import Message
-from app.summarizers.rule.facts import Facts, Item, clip
-from app.summarizers.rule.outcomes import exit_code, first_error_line
+from app.summarizers.rule.facts import PINNED, Facts, Item, clip
+from app.summarizers.rule.harness import aider_edits, split_user_text
+from app.summarizers.rule.outcomes import error_lines, exit_code, failed_tally, first_error_line
+from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.paths import infer_workdir
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -33,11 +36,15 @@ _DECISION = re.compile(
 # Explicit decision words beat constraint words: "We decided to keep X" is a decision.
 _DECIDED = re.compile(r"(?i)\b(?:decided|decide to|chose|opted|settled on|the plan is)\b")
 REQUEST_CHARS = 200
+# A failing test run's error, three FAILED ids and its tally fit in this many characters.
+MAX_ERROR_CHARS = 600
 # "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
 MIN_REQUEST_WORDS = 3
 # A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
 MAX_REQUESTS_PER_MESSAGE = 3
 TASK_CHARS = 400
+# `mix test 2>&1 | tail -5` and `mix test` are one command for resolving its failures.
+_COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/null")
 
 
 def sentences(text: str) -> list[str]:
@@ -55,13 +62,22 @@ class _Walker:
         self.edits: list[tuple[int, str]] = []
         self.last_request: str | None = None
         self.last_action: str | None = None
+        self.cwd: str | None = None
 
     def tick(self) -> int:
         self.order += 1
         return self.order
 
-    def user_text(self, text: str) -> None:
-        parts = sentences(text)
+    def user_text(self, raw: str) -> None:
+        split = split_user_text(raw)
+        self.cwd = split.cwd or self.cwd
+        if split.carried_summary:
+            self.carried_summary(split.carried_summary)
+        for path in aider_edits(raw):
+            self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
+        text = split.text
+        # Markdown table rows are documentation pasted into the turn, not the user's own words.
+        parts = [s for s in sentences(text) if not s.startswith("|")]
         if not parts:
             return
         self.last_text["user"] = self.tick()
@@ -84,6 +100,12 @@ class _Walker:
         error = first_error_line(text)
         if error:
             self.facts.add(Item("error", error, self.tick(), "open", detail="reported by user"))
+
+    def carried_summary(self, summary: str) -> None:
+        """A continued session's summary of its earlier part: read like a previous summary."""
+        for item in parse_summary(_FENCE.sub("", summary)):  # code in it is not a fact
+            if item.kind not in PINNED:  # the task and focus stay the session's own
+                self.facts.add(item)
 
     def assistant_text(self, text: str) -> None:
         parts = sentences(text)
@@ -116,18 +138,20 @@ class _Walker:
         )
         error = first_error_line(text) if looks_failed else None
         failed = (
-            is_error or (code is not None and code != 0) or (code is None and error is not None)
+            is_error
+            or (code is not None and code != 0)
+            or (code is None and (error is not None or (looks_failed and failed_tally(text))))
         )
         if use.command:
             status = f"exit {code}" if code is not None else ("failed" if failed else "ok")
             self.facts.add(Item("command", use.command, order, status))
         if failed:
-            line = error or clip(text.strip().splitlines()[0] if text.strip() else "", 200)
-            line = line or f"{use.name} failed"
+            line = " | ".join(error_lines(text)) or f"{use.name} failed"
+            line = line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + " …"
             self.facts.add(Item("error", line, order, "open", detail=use.label))
             return
         self._record_files(use, order)
-        self._resolve(use.label, order)
+        self._resolve(use, order)
 
     def pending(self) -> None:
         for call_id, use in self.calls.items():
@@ -143,13 +167,25 @@ class _Walker:
             if status != "read":
                 self.edits.append((order, path))
 
-    def _resolve(self, label: str, order: int) -> None:
-        for item in self.facts.open_errors(label):
-            edited = list(dict.fromkeys(p for o, p in self.edits if item.order < o < order))
-            how = f"`{label}` succeeded"
-            if edited:
-                how += " after editing " + ", ".join(f"`{p}`" for p in edited[-3:])
-            self.facts.add(replace(item, status="resolved", resolution=how, order=order))
+    def _resolve(self, use: ToolUse, order: int) -> None:
+        """Close the errors this success fixes: the same call or command (or a broader run of
+        it, `pytest` after `pytest tests/a.py`), or a call that failed on a file now written."""
+        label = use.label
+        written = {p for p, status in use.files if status != "read"}
+        sources = [
+            source
+            for source in self.facts.open_error_sources()
+            if source == label
+            or (use.command is not None and same_command(source, use.command))
+            or written & set(source.split())
+        ]
+        for source in sources:
+            for item in self.facts.open_errors(source):
+                edited = list(dict.fromkeys(p for o, p in self.edits if item.order < o < order))
+                how = f"`{label}` succeeded"
+                if edited:
+                    how += " after editing " + ", ".join(f"`{p}`" for p in edited[-3:])
+                self.facts.add(replace(item, status="resolved", resolution=how, order=order))
 
     def close_questions(self) -> None:
         """A question is answered once the other party has spoken after it."""
@@ -159,11 +195,34 @@ class _Walker:
                 if self.last_text[other] > item.order:
                     self.facts.remove(item)
 
+    def workdir(self) -> None:
+        """Name the session's working directory once, so the summary can list paths under it."""
+        if self.facts.get("workdir") is not None:
+            return  # the previous summary chose one: keep its relative paths meaning the same
+        paths = [i.text for i in self.facts.items() if i.kind == "file"]
+        found = self.cwd or infer_workdir(paths)
+        if found:
+            self.facts.add(Item("workdir", found.rstrip("/") or "/", self.tick()))
+
     def focus(self) -> None:
         parts = [p for p in (self.last_request, self.last_action) if p]
         if parts:
             text = parts[0] if len(parts) == 1 else f"{parts[0]} (last step: {parts[1]})"
             self.facts.add(Item("focus", text, self.tick()))
+
+
+def command_key(command: str) -> str:
+    """A command without output plumbing (`2>&1`, `| tail -5`), whitespace collapsed."""
+    previous = None
+    while previous != command:
+        previous, command = command, _COMMAND_NOISE.sub("", command)
+    return " ".join(command.split())
+
+
+def same_command(failed: str, succeeded: str) -> bool:
+    """Whether `succeeded` reruns `failed`: equal, or one extends the other with arguments."""
+    a, b = command_key(failed), command_key(succeeded)
+    return a == b or a.startswith(b + " ") or b.startswith(a + " ")
 
 
 def _plain_request(sentence: str) -> bool:
@@ -185,6 +244,7 @@ def extract(messages: Sequence[Message], facts: Facts) -> None:
     walker.pending()
     walker.close_questions()
     walker.focus()
+    walker.workdir()
 
 
 def _visit(walker: _Walker, message: Message) -> None:

@@ -13,8 +13,9 @@ from typing import Literal
 
 Kind = Literal[
     "task", "focus", "request", "constraint", "decision", "file", "command", "error",
-    "question", "context",
+    "question", "context", "workdir",
 ]  # fmt: skip
+PINNED: tuple[Kind, ...] = ("task", "focus", "workdir")
 
 MAX_ITEM_CHARS = 300
 
@@ -50,7 +51,7 @@ class Item:
 
     @property
     def key(self) -> tuple[str, str]:
-        if self.kind in ("task", "focus"):
+        if self.kind in PINNED:
             return (self.kind, "")
         if self.kind in ("file", "command", "error"):
             return (self.kind, self.text)
@@ -93,6 +94,10 @@ class Facts:
     def get(self, kind: Kind, text: str = "") -> Item | None:
         probe = Item(kind, text, 0)
         return self._items.get(probe.key)
+
+    def open_error_sources(self) -> list[str]:
+        """The commands and calls that have open errors (what a later success may resolve)."""
+        return [source for source, keys in self._open_errors.items() if keys]
 
     def open_errors(self, source: str) -> list[Item]:
         keys = self._open_errors.get(source, set())

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FileStatus = str  # "read" | "written" | "created" | "modified"
+from app.summarizers.rule.paths import is_path_like
+from app.summarizers.rule.shell import FileStatus, shell_files
 
 COMMAND_WORDS = {"bash", "shell", "sh", "zsh", "terminal", "exec", "execute", "run", "command"}
 COMMAND_ARGS = ("command", "cmd", "script", "commands")
@@ -35,9 +35,6 @@ EDITOR_COMMANDS = {
     "undo_edit": "modified",
 }
 
-_PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/?[\w.\-@+]+(?:/[\w.\-@+]+)*$")
-_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-_REDIRECT = re.compile(r"(?<![<>&\d])(>>?)\s*([^\s;&|<>()]+)")
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _DIFF_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 _DIFF_NEW = re.compile(r"^--- /dev/null\n\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
@@ -80,14 +77,6 @@ def name_words(name: str) -> list[str]:
     """`editFile` / `edit_file` / `fs.edit-file` → ["edit", "file"]."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
-
-
-def is_path_like(value: str) -> bool:
-    if not value or len(value) > 300 or "://" in value or value.startswith("-"):
-        return False
-    if not _PATH_LIKE.match(value):
-        return False
-    return "/" in value or bool(_HAS_EXTENSION.search(value))
 
 
 def one_line(text: str, limit: int = 200) -> str:
@@ -157,40 +146,3 @@ def _patch_files(patch: str) -> tuple[tuple[str, FileStatus], ...]:
     created = set(_DIFF_NEW.findall(patch))
     found += [(p, "created" if p in created else "modified") for p in _DIFF_TARGET.findall(patch)]
     return tuple(dict.fromkeys(found))
-
-
-def shell_files(command: str) -> tuple[tuple[str, FileStatus], ...]:
-    """Files a shell command reads or writes: cat/head/tail, sed -i, redirects, tee, cp, mv."""
-    found: list[tuple[str, FileStatus]] = []
-    for op, target in _REDIRECT.findall(command):
-        if target != "/dev/null" and not target.startswith("&"):
-            found.append((target, "written" if op == ">" else "modified"))
-    for segment in re.split(r"&&|\|\||[;|\n]", command):
-        found += _segment_files(segment)
-    return tuple(dict.fromkeys(found))
-
-
-def _segment_files(segment: str) -> list[tuple[str, FileStatus]]:
-    segment = _REDIRECT.sub(" ", segment)
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        words = segment.split()
-    if not words:
-        return []
-    program, rest = words[0], [w for w in words[1:] if not w.startswith("-")]
-    paths = [w for w in rest if is_path_like(w)]
-    if program in {"cat", "head", "tail", "less", "more", "bat", "nl"}:
-        return [(p, "read") for p in paths]
-    if program == "sed" and any(w.startswith("-i") for w in words[1:]) and paths:
-        return [(paths[-1], "modified")]
-    if program == "tee":
-        return [(p, "modified" if "-a" in words else "written") for p in paths]
-    if program == "touch":
-        return [(p, "created") for p in paths]
-    if program == "rm":
-        return [(p, "modified") for p in paths]
-    if program in {"cp", "mv"} and len(paths) >= 2:
-        moved = [(paths[0], "modified")] if program == "mv" else []
-        return [*moved, (paths[-1], "written")]
-    return []
