@@ -8,6 +8,8 @@ reads the previous summary plus the next slice, as the service does). The baseli
 line per tool call — tool + path, or command + first error line (the per-tool summaries of
 design note 004) — truncated to the same budget. A fact is retained when its exact key string
 appears in the summary. Results go to docs/benchmarks.md, section "## Summary retention".
+The real-transcript section (bench/real.py) follows, in "## Summary retention on real
+transcripts".
 """
 
 from __future__ import annotations
@@ -161,8 +163,13 @@ def write_section(table: list[str], average_tokens: int) -> None:
         "",
         *table,
     ]
+    replace_section(SECTION, body)
+
+
+def replace_section(title: str, body: list[str]) -> None:
+    """Write `body` (starting with its `title` line) into docs/benchmarks.md, in place."""
     text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
+    pattern = re.compile(rf"^{re.escape(title)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
     section = "\n".join(body) + "\n"
     text = (
         pattern.sub(lambda _m: section, text)
@@ -173,10 +180,19 @@ def write_section(table: list[str], average_tokens: int) -> None:
 
 
 def main() -> int:
+    from bench import real  # needs the bench extras (langchain-core)
+
     table, _totals, average = run()
     print("\n".join(table))
     write_section(table, average)
     print(f"\nwritten to {DOC} ({SECTION})")
+    results = real.run(progress=print)
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    body = [real.SECTION, "", f"Command: `make bench-quality`. Date: {today}.", ""]
+    body += real.section_body(results)
+    print("\n".join(body[4:]))
+    replace_section(real.SECTION, body)
+    print(f"\nwritten to {DOC} ({real.SECTION})")
     return 0
 
 
