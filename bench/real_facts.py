@@ -62,7 +62,12 @@ _INFORMATIVE = re.compile(
     re.VERBOSE,
 )
 _TALLY = re.compile(r"(?i)\b[1-9]\d* (?:failed|failures?)\b")
-_BARE_EXIT = re.compile(r"(?i)^exit code:? -?\d+$")
+# Status framing of Claude Code (`Exit code 1`) and Codex CLI (`Chunk ID: …`, `Wall time: …`,
+# `Process exited with code 1`, …) says nothing about what went wrong.
+_FRAMING = re.compile(
+    r"(?i)^(?:exit code:? -?\d+|(?:chunk id|wall time|original token count):.*|output:|"
+    r"process exited with code -?\d+)$"
+)
 _FAILURE_WORDS = re.compile(r"(?i)\b(?:exit [1-9]\d*|exit code [1-9]\d*|fail\w*|error\w*)")
 _DIRECTIVE = re.compile(
     r"(?i)\b(?:must|mustn't|never|don't|do not|only|make sure|ensure|important|critical|"
@@ -170,8 +175,9 @@ def ground_truth(raw: list[dict[str, Any]]) -> Truth:
 def informative_lines(text: str) -> list[str]:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     found = [line for line in lines if _INFORMATIVE.match(line) or _TALLY.search(line)]
-    if not found:
-        found = [line for line in lines if not _BARE_EXIT.match(line)][:1]
+    if not found:  # the first line that is not framing, else the exit status itself
+        found = [line for line in lines if not _FRAMING.match(line)][:1]
+        found = found or [line for line in lines if _EXIT.search(line)][:1]
     return found
 
 

@@ -43,6 +43,7 @@ MIN_REQUEST_WORDS = 3
 # A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
 MAX_REQUESTS_PER_MESSAGE = 3
 TASK_CHARS = 400
+_SESSION = re.compile(r"Process running with session ID (\d+)")
 # `mix test 2>&1 | tail -5` and `mix test` are one command for resolving its failures.
 _COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/null")
 
@@ -63,6 +64,7 @@ class _Walker:
         self.last_request: str | None = None
         self.last_action: str | None = None
         self.cwd: str | None = None
+        self.sessions: dict[str, ToolUse] = {}
 
     def tick(self) -> int:
         self.order += 1
@@ -105,7 +107,7 @@ class _Walker:
         """A continued session's summary of its earlier part: read like a previous summary."""
         for item in parse_summary(_FENCE.sub("", summary)):  # code in it is not a fact
             if item.kind not in PINNED:  # the task and focus stay the session's own
-                self.facts.add(item)
+                self.facts.add(replace(item, status="carried") if item.kind == "context" else item)
 
     def assistant_text(self, text: str) -> None:
         parts = sentences(text)
@@ -120,6 +122,11 @@ class _Walker:
                 self.facts.add(Item("question", clip(sentence), self.tick(), status="assistant"))
 
     def call(self, use: ToolUse) -> None:
+        # Codex CLI polls a long-running command with `write_stdin(session_id=…)`: its output
+        # and exit status belong to the command that started the session.
+        started = self.sessions.get(str(use.args.get("session_id", "")))
+        if started is not None and use.command is None:
+            use = replace(started, call_id=use.call_id)
         self.calls[use.call_id] = use
         self.last_action = f"ran `{use.command}`" if use.command else _describe(use)
 
@@ -129,6 +136,8 @@ class _Walker:
         use = known or ToolUse(call_id, name or "tool", {}, (), None)
         self.answered_calls.add(call_id)
         order = self.tick()
+        if use.command and (session := _SESSION.search(text)):
+            self.sessions[session.group(1)] = use
         code = exit_code(text) if use.command or known is None else None
         looks_failed = (
             use.command is not None

@@ -33,6 +33,9 @@ WEIGHTS: dict[str, float] = {
     "context": 4,
     "command:failed": 3,
     "command:ok": 1.5,
+    # A continued session's carried-over summary: long narrative about the same work, whose
+    # facts the transcript mostly still holds; it only fills what is left.
+    "context:carried": 1.2,
     "file:read": 1,
 }
 # Recency scales a weight between ×0.5 (oldest item) and ×1 (newest).
@@ -65,6 +68,8 @@ class Item:
             return f"error:{self.status}"
         if self.kind == "command":
             return "command:ok" if self.status in ("ok", "exit 0") else "command:failed"
+        if self.kind == "context" and self.status == "carried":
+            return "context:carried"
         return self.kind
 
 

@@ -55,7 +55,13 @@ _TALLY = re.compile(
     re.IGNORECASE,
 )
 _TALLY_FRAME = re.compile(r"^[=\-\s]+|[=\-\s]+$")
-_BARE_EXIT = re.compile(r"(?i)^exit (?:code|status):? -?\d+$")
+# Framing around a shell result, not its content: Claude Code's `Exit code 1`, Codex CLI's
+# `Chunk ID: …`, `Wall time: …`, `Process exited with code 1`, `Original token count: …`.
+_FRAMING = re.compile(
+    r"(?i)^(?:exit (?:code|status):? -?\d+|chunk id:.*|wall time:.*|original token count:.*|"
+    r"output:|process exited with code -?\d+)$"
+)
+_STATUS_LINE = re.compile(r"(?i)\bexit")
 MAX_FAILED_IDS = 3
 _FAILED_COUNT = re.compile(r"(?i)\b[1-9]\d* (?:failed|failures?)\b")
 
@@ -96,8 +102,9 @@ def error_lines(text: str) -> list[str]:
     if len(failed) > MAX_FAILED_IDS:
         found.append(f"(+{len(failed) - MAX_FAILED_IDS} more FAILED)")
     found += [_cap(tally)] if tally else []
-    if not found:  # no recognisable error: the first line that is not a bare exit status
-        found = [_cap(line) for line in lines if not _BARE_EXIT.match(line)][:1]
+    if not found:  # no recognisable error: the first line that says something, else the status
+        found = [_cap(line) for line in lines if not _FRAMING.match(line)][:1]
+        found = found or [_cap(line) for line in lines if _STATUS_LINE.search(line)][:1]
     return list(dict.fromkeys(found))
 
 
