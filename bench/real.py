@@ -196,9 +196,7 @@ def table(results: Results, group: str) -> list[str]:
             used = results.summary_tokens.get((group, ratio, method), 0)
             actual = f"{results.input_tokens[group] / used:.0f}×" if used else "–"
             share = f"{100 * kept_all / total_all:.0f}%" if total_all else "–"
-            rows.append(
-                f"| {method} | {ratio}× | {actual} | {share} | " + " | ".join(cells) + " |"
-            )
+            rows.append(f"| {method} | {ratio}× | {actual} | {share} | " + " | ".join(cells) + " |")
     return rows
 
 

@@ -25,7 +25,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\n+")
 _CONSTRAINT = re.compile(
     r"(?i)\b(?:must|mustn't|don't|do not|never|always|only|make sure|ensure|without|"
     r"shouldn't|should not|avoid|keep|stick to|not allowed|required|no longer|stop|not|no|"
-    r"need to|needs to|has to|have to|careful|rather|remember|important|circumstances)\b"
+    r"need to|needs to|has to|have to|careful|rather|remember|important|critical|crucial|"
+    r"essential|circumstances)\b"
 )
 _DECISION = re.compile(
     r"(?i)\b(?:decided|decide to|we'll use|we will use|i'll use|i will use|let's use|"
@@ -70,14 +71,19 @@ class _Walker:
         self.order += 1
         return self.order
 
-    def user_text(self, raw: str) -> None:
-        split = split_user_text(raw)
-        self.cwd = split.cwd or self.cwd
-        if split.carried_summary:
-            self.carried_summary(split.carried_summary)
-        for path in aider_edits(raw):
-            self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
-        text = split.text
+    def user_text(self, blocks: Sequence[str]) -> None:
+        """One user turn: each text block is cleared of harness text on its own (Claude Code
+        sends its caveat, the command wrapper and the user's words as separate blocks)."""
+        kept = []
+        for raw in blocks:
+            split = split_user_text(raw)
+            self.cwd = split.cwd or self.cwd
+            if split.carried_summary:
+                self.carried_summary(split.carried_summary)
+            for path in aider_edits(raw):
+                self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
+            kept.append(split.text)
+        text = "\n".join(t for t in kept if t)
         # Markdown table rows are documentation pasted into the turn, not the user's own words.
         parts = [s for s in sentences(text) if not s.startswith("|")]
         if not parts:
@@ -191,7 +197,7 @@ class _Walker:
         for source in sources:
             for item in self.facts.open_errors(source):
                 edited = list(dict.fromkeys(p for o, p in self.edits if item.order < o < order))
-                how = f"`{label}` succeeded"
+                how = "rerun succeeded" if source == label else f"`{label}` succeeded"
                 if edited:
                     how += " after editing " + ", ".join(f"`{p}`" for p in edited[-3:])
                 self.facts.add(replace(item, status="resolved", resolution=how, order=order))
@@ -265,11 +271,11 @@ def _visit(walker: _Walker, message: Message) -> None:
     if message.role == "system":
         return
     blocks = message.content if isinstance(message.content, list) else [message.content]
-    text = "\n".join(_block_text(b) for b in blocks).strip()
-    if text and message.role == "user":
-        walker.user_text(text)
-    elif text:
-        walker.assistant_text(text)
+    texts = [t for t in (_block_text(b).strip() for b in blocks) if t]
+    if texts and message.role == "user":
+        walker.user_text(texts)
+    elif texts:
+        walker.assistant_text("\n".join(texts))
     for block in blocks:
         if not isinstance(block, dict):
             continue

@@ -36,7 +36,7 @@ WEIGHTS: dict[str, float] = {
     # A continued session's carried-over summary: long narrative about the same work, whose
     # facts the transcript mostly still holds; it only fills what is left.
     "context:carried": 1.2,
-    "file:read": 1,
+    "file:read": 2,  # a 7-token line that saves re-reading a file; above passing commands
 }
 # Recency scales a weight between ×0.5 (oldest item) and ×1 (newest).
 RECENCY_FLOOR = 0.5

@@ -64,6 +64,7 @@ _ISSUE_PREAMBLE = re.compile(
 _AIDER_MARK = re.compile(r"^> (?:Tokens: |Aider v\d|Applied edit to |Commit [0-9a-f]{7} )", re.M)
 _AIDER_PROMPT = re.compile(r"^.*\(Y\)es/\(N\)o.*$", re.MULTILINE)
 _QUOTED_LINE = re.compile(r"^>(?: .*)?$", re.MULTILINE)
+_AIDER_HEADER = re.compile(r"^# aider chat started at .*$", re.MULTILINE)
 _CWD = re.compile(r"<cwd>\s*([^<\n]+?)\s*</cwd>|^Working directory:\s*(/\S+)", re.MULTILINE)
 
 
@@ -88,7 +89,7 @@ def split_user_text(text: str) -> UserText:
     cleaned = _TAG_BLOCK.sub("", text)
     if _AIDER_MARK.search(cleaned):
         cleaned = _QUOTED_LINE.sub("", cleaned)
-    cleaned = _AIDER_PROMPT.sub("", cleaned)
+    cleaned = _AIDER_HEADER.sub("", _AIDER_PROMPT.sub("", cleaned))
     cleaned = _INSTRUCTIONS_TAIL.sub("", _ISSUE_PREAMBLE.sub("", cleaned, count=1))
     if _WHOLE_MESSAGE.match(cleaned):
         return UserText("", None, cwd)

@@ -16,6 +16,8 @@ from app.summarizers.rule.paths import relative
 from app.tokens.base import TokenCounter
 
 CUT_MARKER = " …"
+# How much an item's length counts against its value (0: not at all, 1: value per token).
+COST_EXPONENT = 0.3
 
 SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("User requests:", lambda i: i.kind == "request"),
@@ -39,7 +41,9 @@ def item_line(item: Item, workdir: str | None = None) -> str:
     """One summary line; file paths under `workdir` are written relative to it."""
     if item.kind == "file":
         path = relative(item.text, workdir)
-        return f"- `{path}` ({item.detail})" if item.detail else f"- `{path}`"
+        # Which tools merely read a file is not worth its tokens; which changed it is.
+        detail = item.detail if item.status in ("modified", "created") else ""
+        return f"- `{path}` ({detail})" if detail else f"- `{path}`"
     if item.kind == "command":
         return f"- `{item.text}` → {item.status or 'ok'}"
     if item.kind == "error":
@@ -69,15 +73,22 @@ def render(items: Sequence[Item]) -> str:
     return "\n".join(lines)
 
 
-def rank(items: Sequence[Item]) -> list[Item]:
-    """Most valuable first; deterministic (ties broken by recency, then text)."""
+def rank(items: Sequence[Item], counter: TokenCounter | None = None) -> list[Item]:
+    """Most valuable first; deterministic (ties broken by recency, then text).
+
+    With a counter, value is per token spent: weight × recency / line tokens ** COST_EXPONENT,
+    so three short paths can beat one long command of the same weight.
+    """
     orders = sorted({i.order for i in items})
     position = {o: n for n, o in enumerate(orders)}
     span = max(len(orders) - 1, 1)
 
     def score(item: Item) -> float:
         recency = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * position[item.order] / span
-        return WEIGHTS.get(item.weight_class, 1.0) * recency
+        value = WEIGHTS.get(item.weight_class, 1.0) * recency
+        if counter is None:
+            return value
+        return float(value / max(counter.count_text(item_line(item)), 1) ** COST_EXPONENT)
 
     return sorted(items, key=lambda i: (-score(i), -i.order, i.kind, i.text))
 
@@ -89,7 +100,7 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     with lower-ranked items that still fit (a long item must not keep shorter ones out).
     """
     pinned = [i for i in items if i.kind in PINNED]
-    ranked = rank([i for i in items if i.kind not in PINNED])
+    ranked = rank([i for i in items if i.kind not in PINNED], counter)
     full = render([*pinned, *ranked])
     if counter.count_text(full) <= budget:
         return full
