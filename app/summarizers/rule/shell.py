@@ -19,6 +19,9 @@ FileStatus = str  # "read" | "written" | "created" | "modified"
 
 _HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][\w.\-]*)\2")
 _PUNCTUATION = "();<>|&\n"
+# Punctuation inside quotes, swapped for private-use characters while lexing.
+_PROTECT = {c: chr(0xE000 + n) for n, c in enumerate(_PUNCTUATION)}
+_UNPROTECT = str.maketrans({v: k for k, v in _PROTECT.items()})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _WRAPPERS = {"sudo", "time", "nohup", "env", "exec", "command", "builtin", "nice"}
 READERS = {"cat", "head", "tail", "less", "more", "bat", "nl"}
@@ -42,10 +45,20 @@ def strip_heredocs(command: str) -> str:
 
 
 def tokens(command: str) -> list[str] | None:
-    """Shell words and operators of `command` (heredoc bodies removed); None if it does not lex."""
-    lexer = shlex.shlex(
-        strip_heredocs(command).replace("\\\n", " "), posix=True, punctuation_chars=_PUNCTUATION
-    )
+    """Shell words and operators of `command`, as the shell would split them."""
+    raw = _raw_tokens(command)
+    return None if raw is None else [word.translate(_UNPROTECT) for word in raw]
+
+
+def _raw_tokens(command: str) -> list[str] | None:
+    """Shell words and operators of `command` (heredoc bodies removed); None if it does not lex.
+
+    POSIX shlex removes quotes, so a quoted `">"` would come out looking like the operator:
+    punctuation inside quotes is swapped for private-use characters before lexing and swapped
+    back in the words afterwards.
+    """
+    text = _protect_quoted(strip_heredocs(command).replace("\\\n", " "))
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=_PUNCTUATION)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -55,9 +68,28 @@ def tokens(command: str) -> list[str] | None:
         return None
 
 
+def _protect_quoted(text: str) -> str:
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote and char == quote:
+            quote = ""
+        elif not quote and char in "'\"":
+            quote = char
+        elif quote and char in _PUNCTUATION:
+            char = _PROTECT[char]
+        out.append(char)
+    return "".join(out)
+
+
 def shell_files(command: str) -> tuple[tuple[str, FileStatus], ...]:
     """Files `command` reads or writes: redirection targets, then per-program file arguments."""
-    words = tokens(command)
+    words = _raw_tokens(command)
     if words is None:
         return ()
     found: list[tuple[str, FileStatus]] = []
@@ -76,7 +108,7 @@ def _segments(words: list[str]) -> Iterator[list[tuple[str, str]]]:
             target = words[index + 1] if index + 1 < len(words) else ""
             if segment and segment[-1][1].isdigit():
                 segment.pop()  # `2>file`: the 2 is the descriptor, not an argument
-            segment.append((word, target))
+            segment.append((word, target.translate(_UNPROTECT)))
             index += 2
             continue
         if word and all(c in _PUNCTUATION for c in word):
@@ -84,7 +116,7 @@ def _segments(words: list[str]) -> Iterator[list[tuple[str, str]]]:
                 yield segment
             segment = []
         else:
-            segment.append(("word", word))
+            segment.append(("word", word.translate(_UNPROTECT)))
         index += 1
     if segment:
         yield segment
