@@ -17,9 +17,7 @@ class TestHeredocs:
         assert shell_files(command) == (("notes/plan.md", "written"),)
 
     def test_commit_message_heredoc_in_command_substitution(self) -> None:
-        command = (
-            'git commit -m "$(cat <<\'EOF\'\nLinked > the renderer\n\nconst x = 1;\nEOF\n)"'
-        )
+        command = "git commit -m \"$(cat <<'EOF'\nLinked > the renderer\n\nconst x = 1;\nEOF\n)\""
         assert shell_files(command) == ()
 
     def test_dash_heredoc_ends_at_tab_indented_delimiter(self) -> None:
@@ -64,6 +62,9 @@ class TestTokens:
 
     def test_quoted_operators_stay_in_their_words(self) -> None:
         assert tokens("grep -e '>' -e \"a|b\" x") == ["grep", "-e", ">", "-e", "a|b", "x"]
+
+    def test_comments_end_at_the_line_but_hash_inside_a_word_stays(self) -> None:
+        assert tokens("echo a#b ${X#p} # note > x\nls") == ["echo", "a#b", "${X#p}", "\n", "ls"]
 
     def test_newlines_separate_commands(self) -> None:
         assert tokens("cd src\nls") == ["cd", "src", "\n", "ls"]

@@ -29,7 +29,7 @@ def is_path_like(value: str) -> bool:
 
 
 def infer_workdir(paths: Iterable[str]) -> str | None:
-    """The deepest directory holding WORKDIR_SHARE of the absolute `paths`, if any."""
+    """The directory holding the most of the absolute `paths` (at least WORKDIR_SHARE)."""
     absolute = [p.rstrip("/") for p in paths if p.startswith("/")]
     if len(absolute) < 2:
         return None
@@ -40,7 +40,9 @@ def infer_workdir(paths: Iterable[str]) -> str | None:
             counts["/" + "/".join(parts[:depth])] += 1
     distinct = len(set(absolute))
     candidates = [d for d, n in counts.items() if n >= WORKDIR_SHARE * distinct]
-    return max(candidates, key=lambda d: (d.count("/"), d)) if candidates else None
+    # The directory holding the most files wins (the project, not its busiest subfolder);
+    # among equals, the deepest.
+    return max(candidates, key=lambda d: (counts[d], d.count("/"), d)) if candidates else None
 
 
 def relative(path: str, workdir: str | None) -> str:

@@ -61,7 +61,7 @@ def _raw_tokens(command: str) -> list[str] | None:
     lexer = shlex.shlex(text, posix=True, punctuation_chars=_PUNCTUATION)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""  # comments are removed by _protect_quoted: `a#b` is one word
     try:
         return list(lexer)
     except ValueError:  # unbalanced quotes: no guess is better than a wrong file
@@ -72,7 +72,12 @@ def _protect_quoted(text: str) -> str:
     out: list[str] = []
     quote = ""
     escaped = False
+    comment = False
     for char in text:
+        if comment:
+            if char != "\n":
+                continue
+            comment = False
         if escaped:
             escaped = False
         elif char == "\\" and quote != "'":
@@ -83,6 +88,9 @@ def _protect_quoted(text: str) -> str:
             quote = char
         elif quote and char in _PUNCTUATION:
             char = _PROTECT[char]
+        elif not quote and char == "#" and (not out or out[-1] in " \t\n;&|("):
+            comment = True
+            continue
         out.append(char)
     return "".join(out)
 
