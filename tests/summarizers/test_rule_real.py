@@ -93,7 +93,8 @@ class TestHarnessText:
         assert "Please continue" not in text
 
     def test_codex_injected_instructions_and_environment(self, counter) -> None:
-        agents = "# AGENTS.md instructions for /work/app\n\n<INSTRUCTIONS>Always use pnpm.</INSTRUCTIONS>"
+        agents = "# AGENTS.md instructions for /work/app\n\n"
+        agents += "<INSTRUCTIONS>Always use pnpm.</INSTRUCTIONS>"
         env = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>"
         text = summarize(
             counter,
