@@ -18,6 +18,7 @@ _HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 # two levels deep (`/home/x`), so that `/` or `/tmp` are never chosen.
 WORKDIR_SHARE = 0.6
 MIN_WORKDIR_DEPTH = 2
+NEARLY_ALL = 0.9
 
 
 def is_path_like(value: str) -> bool:
@@ -29,7 +30,7 @@ def is_path_like(value: str) -> bool:
 
 
 def infer_workdir(paths: Iterable[str]) -> str | None:
-    """The directory holding the most of the absolute `paths` (at least WORKDIR_SHARE)."""
+    """The directory most of the absolute `paths` (at least WORKDIR_SHARE) lie under."""
     absolute = [p.rstrip("/") for p in paths if p.startswith("/")]
     if len(absolute) < 2:
         return None
@@ -40,9 +41,13 @@ def infer_workdir(paths: Iterable[str]) -> str | None:
             counts["/" + "/".join(parts[:depth])] += 1
     distinct = len(set(absolute))
     candidates = [d for d, n in counts.items() if n >= WORKDIR_SHARE * distinct]
-    # The directory holding the most files wins (the project, not its busiest subfolder);
-    # among equals, the deepest.
-    return max(candidates, key=lambda d: (counts[d], d.count("/"), d)) if candidates else None
+    if not candidates:
+        return None
+    # The deepest directory holding nearly as many files as the best one: the project, not
+    # its home directory above it (one stray file outside) nor its busiest subfolder.
+    most = max(counts[d] for d in candidates)
+    close = [d for d in candidates if counts[d] >= NEARLY_ALL * most]
+    return max(close, key=lambda d: (d.count("/"), d))
 
 
 def relative(path: str, workdir: str | None) -> str:
