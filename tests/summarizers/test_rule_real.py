@@ -203,6 +203,28 @@ class TestFailures:
         assert "Errors (open):" not in text
         assert "`Write /p/docs/plugin.md` succeeded" in section(text, "Errors (resolved):")
 
+    @staticmethod
+    def _read_missing_then_tail(counter: TiktokenCounter, tailed: str) -> str:
+        missing = "<tool_use_error>File does not exist.</tool_use_error>"
+        return summarize(
+            counter,
+            ("user", "Check the background job."),
+            *anthropic_call(
+                "1", "Read", {"file_path": "/tmp/job/b0.output"}, missing, is_error=True
+            ),
+            *anthropic_call("2", "Bash", {"command": f"tail -20 {tailed}"}, "done"),
+        )
+
+    def test_missing_file_error_resolved_when_the_file_is_read_later(self, counter) -> None:
+        text = self._read_missing_then_tail(counter, "/tmp/job/b0.output")
+        assert "Errors (open):" not in text
+        resolved = section(text, "Errors (resolved):")
+        assert "(from `Read /tmp/job/b0.output`) → resolved: `tail -20" in resolved
+
+    def test_reading_another_file_does_not_resolve_a_missing_file(self, counter) -> None:
+        text = self._read_missing_then_tail(counter, "/tmp/job/b1.output")
+        assert "(from `Read /tmp/job/b0.output`)" in section(text, "Errors (open):")
+
     def test_broader_test_run_passing_resolves_a_narrow_failure(self, counter) -> None:
         text = summarize(
             counter,

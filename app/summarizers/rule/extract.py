@@ -66,6 +66,7 @@ class _Walker:
         self.last_action: str | None = None
         self.cwd: str | None = None
         self.sessions: dict[str, ToolUse] = {}
+        self.failed_reads: dict[str, set[str]] = {}  # failing call → the files it tried to read
 
     def tick(self) -> int:
         self.order += 1
@@ -164,6 +165,7 @@ class _Walker:
             line = " | ".join(error_lines(text)) or f"{use.name} failed"
             line = line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + " …"
             self.facts.add(Item("error", line, order, "open", detail=use.label))
+            self.failed_reads[use.label] = {p for p, status in use.files if status == "read"}
             return
         self._record_files(use, order)
         self._resolve(use, order)
@@ -184,15 +186,18 @@ class _Walker:
 
     def _resolve(self, use: ToolUse, order: int) -> None:
         """Close the errors this success fixes: the same call or command (or a broader run of
-        it, `pytest` after `pytest tests/a.py`), or a call that failed on a file now written."""
+        it, `pytest` after `pytest tests/a.py`), a call that failed on a file now written, or a
+        read that failed on a file now read (it exists now)."""
         label = use.label
         written = {p for p, status in use.files if status != "read"}
+        read = {p for p, status in use.files if status == "read"}
         sources = [
             source
             for source in self.facts.open_error_sources()
             if source == label
             or (use.command is not None and same_command(source, use.command))
             or written & set(source.split())
+            or read & self.failed_reads.get(source, set())
         ]
         for source in sources:
             for item in self.facts.open_errors(source):
