@@ -159,6 +159,20 @@ class TestHarnessText:
         )
         assert section(text, "User constraints:") == "- Please keep the ids."
 
+    def test_table_rows_in_replies_are_not_decisions(self, counter) -> None:
+        reply = (
+            "| Option | Verdict |\n|---|---|\n| switch to polling instead of hooks | no |\nDone."
+        )
+        text = summarize(counter, ("user", "Compare the options."), ("assistant", reply))
+        assert "Decisions:" not in text
+
+    def test_ctf_preamble_is_kept_because_it_names_the_challenge(self) -> None:
+        prompt = (
+            "We're currently solving the following CTF challenge. The CTF challenge is a "
+            'reversing problem named "Gate", worth 50 points.\nINSTRUCTIONS:\nNever give up.'
+        )
+        assert split_user_text(prompt).text.endswith('named "Gate", worth 50 points.')
+
 
 class TestFailures:
     PYTEST = (

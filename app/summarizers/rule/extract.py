@@ -21,6 +21,7 @@ from app.summarizers.rule.paths import infer_workdir
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\n+")
 _CONSTRAINT = re.compile(
     r"(?i)\b(?:must|mustn't|don't|do not|never|always|only|make sure|ensure|without|"
@@ -50,7 +51,9 @@ _COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/nu
 
 
 def sentences(text: str) -> list[str]:
-    prose = _FENCE.sub(" ", text)
+    """Prose sentences: code fences and markdown table rows (documentation, not what someone
+    asked or decided) are left out."""
+    prose = _FENCE.sub(" ", _TABLE_ROW.sub("", text))
     return [s.strip() for s in _SENTENCE.split(prose) if len(s.strip()) > 3]
 
 
@@ -85,8 +88,7 @@ class _Walker:
                 self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
             kept.append(split.text)
         text = "\n".join(t for t in kept if t)
-        # Markdown table rows are documentation pasted into the turn, not the user's own words.
-        parts = [s for s in sentences(text) if not s.startswith("|")]
+        parts = sentences(text)
         if not parts:
             return
         self.last_text["user"] = self.tick()

@@ -57,8 +57,10 @@ _INSTRUCTIONS_TAIL = re.compile(
     r"When you think you have (?:fixed the issue|solved the task)).*\Z",
     re.DOTALL,
 )
+# SWE-agent's issue preamble; a CTF preamble is kept (it names the challenge).
 _ISSUE_PREAMBLE = re.compile(
-    r"^\s*We're currently solving the following [^\n]*?(?:issue text:\s*\n(?:ISSUE:\s*\n)?|\n)"
+    r"^\s*We're currently solving the following issue within our repository\. "
+    r"Here's the issue text:\s*\n(?:ISSUE:\s*\n)?"
 )
 # Aider's console: `> ` lines around a turn (token costs, edits applied, commits, prompts).
 _AIDER_MARK = re.compile(r"^> (?:Tokens: |Aider v\d|Applied edit to |Commit [0-9a-f]{7} )", re.M)
