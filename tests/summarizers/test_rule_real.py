@@ -13,9 +13,12 @@ from typing import Any
 import pytest
 
 from app.summarizers.rule import rule_summary
+from app.summarizers.rule.extract import extract
+from app.summarizers.rule.facts import Facts
 from app.summarizers.rule.harness import split_user_text
 from app.summarizers.rule.outcomes import error_lines
 from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.render import item_line
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation
 from tests.summarizers.test_rule_extract import anthropic_call, openai_call
@@ -374,3 +377,23 @@ class TestCorpus:
             assert not any(marker in part for part in people), (marker, path.stem)
         created = section(text, "Files created:") + section(text, "Files modified:")
         assert "`EOF`" not in created and "`const`" not in created
+
+    @pytest.mark.parametrize("ratio", [20, 100])
+    @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else [])
+    def test_no_budget_left_while_commands_or_errors_are_evicted(
+        self, counter, path: Path, ratio: int
+    ) -> None:
+        from app.services.summarization import to_messages
+
+        messages = to_messages(json.loads(path.read_text("utf-8"))["messages"], counter)
+        budget = sum(m.tokens for m in messages) // ratio
+        text = rule_summary(messages, None, budget, counter)
+        facts = Facts()
+        extract(messages, facts)
+        workdir = facts.get("workdir")
+        left = budget - counter.count_text(text)
+        for item in facts.items():
+            line = item_line(item, workdir.text if workdir else None)
+            if item.kind in ("command", "error") and line not in text:
+                # its line (+ newline, + a section header at most) would not have fitted
+                assert counter.count_text(line) + 6 > left, (path.stem, line)

@@ -16,6 +16,10 @@ from app.summarizers.rule.paths import relative
 from app.tokens.base import TokenCounter
 
 CUT_MARKER = " …"
+# Task and focus may take at most half of a tight budget (the task is also pinned verbatim by
+# the context assembler); past that they are cut to these shares and facts fill the rest.
+PINNED_SHARE = 0.5
+SHARES = {"task": 0.3, "focus": 0.15}
 # How much an item's length counts against its value (0: not at all, 1: value per token).
 COST_EXPONENT = 0.3
 
@@ -104,6 +108,9 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     full = render([*pinned, *ranked])
     if counter.count_text(full) <= budget:
         return full
+    if ranked and counter.count_text(render(pinned)) > budget * PINNED_SHARE:
+        # A long task and focus would leave no room for the facts: cut them to their shares.
+        pinned = [_shrunk(i, int(budget * SHARES.get(i.kind, 1.0)), counter) for i in pinned]
     low = _fitting_prefix(pinned, ranked, budget, counter)
     kept = _fill([*pinned, *ranked[:low]], ranked[low:], budget, counter)
     text = render(kept)
