@@ -317,6 +317,20 @@ class TestPathsAndBudget:
         assert f"Working directory: {root}\n" in text
         assert "- `lib/b.ex` (Edit)" in text and f"`{root}/lib/b.ex`" not in text
 
+    def test_relative_and_absolute_forms_are_one_file(self, counter) -> None:
+        root = "/home/dev/projects/shop"
+        text = summarize(
+            counter,
+            ("user", "Tidy the models."),
+            *anthropic_call("1", "Read", {"file_path": f"{root}/lib/a.ex"}, "x"),
+            *anthropic_call("2", "Bash", {"command": "cat lib/b.ex"}, "y"),
+            *anthropic_call("3", "Edit", {"file_path": f"{root}/lib/b.ex"}, "ok"),
+            *anthropic_call("4", "Bash", {"command": "head lib/a.ex"}, "x"),
+            *anthropic_call("5", "Grep", {"pattern": "def ", "path": f"{root}/lib"}, "a.ex:1"),
+        )
+        assert section(text, "Files read:") == "- `lib/a.ex`"
+        assert section(text, "Files modified:") == "- `lib/b.ex` (Edit, Bash)"
+
     def test_relative_paths_merge_with_absolute_ones_in_the_next_fold(self, counter) -> None:
         root = "/home/dev/projects/shop"
         first = summarize(

@@ -17,7 +17,7 @@ from app.summarizers.rule.facts import PINNED, Facts, Item, clip
 from app.summarizers.rule.harness import aider_edits, split_user_text
 from app.summarizers.rule.outcomes import error_lines, exit_code, failed_tally, first_error_line
 from app.summarizers.rule.parse import parse_summary
-from app.summarizers.rule.paths import infer_workdir
+from app.summarizers.rule.paths import absolute, infer_workdir
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -115,6 +115,8 @@ class _Walker:
     def carried_summary(self, summary: str) -> None:
         """A continued session's summary of its earlier part: read like a previous summary."""
         for item in parse_summary(_FENCE.sub("", summary)):  # code in it is not a fact
+            if item.kind == "context" and item.text.endswith(":"):
+                continue  # a heading of the carried summary, not a fact
             if item.kind not in PINNED:  # the task and focus stay the session's own
                 self.facts.add(replace(item, status="carried") if item.kind == "context" else item)
 
@@ -218,13 +220,21 @@ class _Walker:
                     self.facts.remove(item)
 
     def workdir(self) -> None:
-        """Name the session's working directory once, so the summary can list paths under it."""
-        if self.facts.get("workdir") is not None:
-            return  # the previous summary chose one: keep its relative paths meaning the same
-        paths = [i.text for i in self.facts.items() if i.kind == "file"]
-        found = self.cwd or infer_workdir(paths)
-        if found:
-            self.facts.add(Item("workdir", found.rstrip("/") or "/", self.tick()))
+        """Name the session's working directory once, so the summary can list paths under it;
+        a relative path is then the same file as its absolute form (one item, not two)."""
+        known = self.facts.get("workdir")
+        if known is None:
+            paths = [i.text for i in self.facts.items() if i.kind == "file"]
+            found = self.cwd or infer_workdir(paths)
+            if not found:
+                return
+            known = Item("workdir", found.rstrip("/") or "/", self.tick())
+            self.facts.add(known)
+        for item in self.facts.items():
+            path = absolute(item.text, known.text) if item.kind == "file" else item.text
+            if path != item.text:
+                self.facts.remove(item)
+                self.facts.add(replace(item, text=path))
 
     def focus(self) -> None:
         parts = [p for p in (self.last_request, self.last_action) if p]

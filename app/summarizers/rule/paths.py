@@ -30,8 +30,18 @@ def is_path_like(value: str) -> bool:
 
 
 def infer_workdir(paths: Iterable[str]) -> str | None:
-    """The directory most of the absolute `paths` (at least WORKDIR_SHARE) lie under."""
+    """Where the session ran: the directory that turns relative paths into known absolute
+    ones, else the one most of the absolute `paths` (at least WORKDIR_SHARE) lie under."""
+    paths = list(paths)
     absolute = [p.rstrip("/") for p in paths if p.startswith("/")]
+    # Best evidence: a relative path (`lib/b.ex`, from a shell command) that is the tail of an
+    # absolute one (`/x/shop/lib/b.ex`, from an edit) says where the commands ran (`/x/shop`).
+    tails = {p.removeprefix("./") for p in paths if not p.startswith(("/", "~", "$", "../"))}
+    evidence = Counter(
+        path[: -len(tail) - 1] for path in absolute for tail in tails if path.endswith("/" + tail)
+    )
+    if evidence:
+        return min(evidence, key=lambda d: (-evidence[d], d))
     if len(absolute) < 2:
         return None
     counts: Counter[str] = Counter()

@@ -24,6 +24,8 @@ CREATE_VERBS = {"create", "new", "add", "save", "touch", "put", "mkdir"}
 WRITE_VERBS = {"write"}
 MODIFY_VERBS = {"edit", "update", "modify", "patch", "replace", "delete", "remove", "rename"}
 MODIFY_VERBS |= {"move", "append", "insert", "str", "multiedit", "rm", "apply"}
+SEARCH_WORDS = {"grep", "glob", "search", "find"}
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 PATH_KEYS: tuple[str, ...] = ("path", "file_path", "filepath", "file", "filename", "target_file")
 PATH_KEYS += ("notebook_path", "target", "dest", "destination", "source", "src", "new_path")
 PATH_LIST_KEYS = ("paths", "files", "file_paths")
@@ -100,7 +102,10 @@ def classify_call(call_id: str, name: str, raw_args: Any) -> ToolUse:
         return ToolUse(call_id, name, args, files, None)
     if command is not None:
         return ToolUse(call_id, name, args, shell_files(command), one_line(command))
-    return ToolUse(call_id, name, args, _pairs(_arg_paths(args), _status_from_verbs(words)), None)
+    paths = _arg_paths(args)
+    if words & SEARCH_WORDS:  # a search's path is where it looked, not a file it read
+        paths = [p for p in paths if _HAS_EXTENSION.search(p)]
+    return ToolUse(call_id, name, args, _pairs(paths, _status_from_verbs(words)), None)
 
 
 def _command_text(args: Mapping[str, Any], words: set[str]) -> str | None:
