@@ -8,6 +8,8 @@ Each transcript is summarized in one call, as `foldwise summarize FILE --strateg
 with max_summary_tokens = transcript tokens / ratio. Methods:
 
 - `rule`: the rule summarizer;
+- `rule-4-folds`: the same, folding the transcript in FOLDS incremental steps (each fold reads
+  the previous summary and the next slice), as the service does;
 - `hybrid`: the hybrid summarizer with a fake LLM that answers one fixed sentence, so its score
   is its rule facts part (FACTS_SHARE of the budget);
 - `one-line`: one line per tool call (tool + target, or command + first error-looking line),
@@ -38,13 +40,13 @@ from app.summarizers.hybrid import HybridSummarizer
 from app.summarizers.llm import AnthropicSummarizer
 from app.summarizers.rule import rule_summary
 from app.tokens.base import TokenCounter
-from bench.quality import baseline_summary
+from bench.quality import FOLDS, baseline_summary, rule_fold
 from bench.real_facts import CATEGORIES, ground_truth, kept
 
 SECTION = "## Summary retention on real transcripts"
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "real-transcripts"
 RATIOS = (20, 100)
-METHODS = ("rule", "hybrid", "one-line", "trim-last")
+METHODS = ("rule", "rule-4-folds", "hybrid", "one-line", "trim-last")
 # Not used while tuning the rule summarizer: a Claude Code design session full of user
 # constraints and an OpenHands run (an agent absent from the tuning files).
 HELD_OUT = ("codemie-claude-196820da", "openhands-resolver-pr-viewer-1")
@@ -90,6 +92,7 @@ def summaries(
     request = SummaryRequest(messages=messages, previous_summary=None, max_summary_tokens=budget)
     return {
         "rule": rule_summary(messages, None, budget, counter),
+        "rule-4-folds": rule_fold(messages, budget, counter),
         "hybrid": asyncio.run(hybrid.summarize(request)).text,
         "one-line": baseline_summary(_openai_tool_shape(raw), budget, counter),
         "trim-last": trim_last(raw, budget, counter),
@@ -212,7 +215,8 @@ def section_body(results: Results | None) -> list[str]:
         "",
         "One summary per transcript (as `foldwise summarize FILE --strategy rule`), budget = "
         "transcript tokens / ratio; `actual` is the pooled compression actually reached "
-        "(transcript tokens / summary tokens). Methods: `rule`; `hybrid` with a fake LLM "
+        "(transcript tokens / summary tokens). Methods: `rule`; `rule-4-folds`, the same in "
+        f"{FOLDS} incremental folds as the service does; `hybrid` with a fake LLM "
         f'answering "{FAKE_NARRATIVE}" (so only its rule facts part, 40% of the budget, '
         "carries facts); `one-line`, one line per tool call cut to the budget; `trim-last`, "
         'LangChain `trim_messages(strategy="last")`. Ground truth is mechanical '

@@ -91,7 +91,7 @@ class TestHarnessText:
         )
         text = summarize(counter, ("user", carried), ("user", "Now add the review page."))
         assert text.startswith("Task: Now add the review page.")
-        assert "- Added the lifecycle column to annotations." in section(text, "Earlier context:")
+        assert "- Added the lifecycle column to annotations." in section(text, "Earlier summary:")
         assert "attribute :state" not in text  # code in the carried summary is not a fact
         assert "Please continue" not in text
 

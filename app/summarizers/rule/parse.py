@@ -31,6 +31,7 @@ _KINDS: dict[str, tuple[Kind, str]] = {
     "Errors (resolved):": ("error", "resolved"),
     "Open questions:": ("question", ""),
     "Earlier context:": ("context", ""),
+    "Earlier summary:": ("context", "carried"),
 }
 assert set(_KINDS) == {header for header, _ in SECTIONS}
 
@@ -76,5 +77,5 @@ def _item(section: tuple[Kind, str], line: str, order: int, workdir: str | None)
     if kind == "question" and (match := _QUESTION.match(line)):
         return Item("question", match.group(2), order, match.group(1))
     if kind in ("request", "constraint", "decision", "context"):
-        return Item(kind, line[2:], order)
+        return Item(kind, line[2:], order, status)
     return Item("context", clip(line[2:]), order)

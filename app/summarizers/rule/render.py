@@ -34,7 +34,9 @@ SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("Errors (open):", lambda i: i.kind == "error" and i.status != "resolved"),
     ("Errors (resolved):", lambda i: i.kind == "error" and i.status == "resolved"),
     ("Open questions:", lambda i: i.kind == "question"),
-    ("Earlier context:", lambda i: i.kind == "context"),
+    ("Earlier context:", lambda i: i.kind == "context" and i.status != "carried"),
+    # A continued session's carried-over summary keeps its low value across folds.
+    ("Earlier summary:", lambda i: i.kind == "context" and i.status == "carried"),
 ]
 
 
