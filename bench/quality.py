@@ -41,6 +41,9 @@ KINDS = ("error", "modified_file", "constraint", "decision", "open_question")
 SECTION = "## Summary retention"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 # Design note 004's bash summarizer: the first line matching /error|failed/i, cut at 100 chars.
+# What the one-line baseline names per call: the command (Codex CLI calls it `cmd`), else the
+# file (SWE-agent's `create` calls it `filename`).
+_TARGET_ARGS = ("command", "cmd", "path", "file_path", "filename")
 _SEED_ERROR = re.compile(r"error|failed|exception", re.IGNORECASE)
 
 
@@ -68,7 +71,7 @@ def baseline_summary(raw: list[dict[str, Any]], budget: int, counter: TokenCount
 
 def _baseline_line(call: tuple[str, dict[str, Any]] | None, result: str) -> str:
     name, args = call or ("tool", {})
-    target = args.get("command") or args.get("path") or args.get("file_path") or ""
+    target = next((args[k] for k in _TARGET_ARGS if isinstance(args.get(k), str) and args[k]), "")
     error = next((line for line in result.splitlines() if _SEED_ERROR.search(line)), None)
     return f"[{name}: {target}" + (f" | {error[:100]}]" if error else "]")
 

@@ -120,7 +120,7 @@ class TestToolShapes:
             ),
         ]
         text = summarize(counter, *items)
-        assert "Files modified:\n- `src/app.py` (read_file, str_replace)" in text
+        assert "Files modified:\n- `src/app.py` (str_replace)" in text
         assert "Files read:" not in text
 
     def test_openai_write_of_new_file_is_created(self, counter) -> None:

@@ -78,7 +78,7 @@ class TestHarnessText:
         )
         for leaked in ("reminder", "interrupted", "Background job", "output file", "Stop hook"):
             assert leaked not in text
-        assert "Current focus: Ship the export feature." in text
+        assert text == "Task: Ship the export feature."  # no focus: it would repeat the task
 
     def test_continued_session_summary_is_the_previous_summary(self, counter) -> None:
         carried = (
@@ -329,7 +329,7 @@ class TestPathsAndBudget:
             *anthropic_call("5", "Grep", {"pattern": "def ", "path": f"{root}/lib"}, "a.ex:1"),
         )
         assert section(text, "Files read:") == "- `lib/a.ex`"
-        assert section(text, "Files modified:") == "- `lib/b.ex` (Edit, Bash)"
+        assert section(text, "Files modified:") == "- `lib/b.ex` (Edit)"  # a read names no tool
 
     def test_relative_paths_merge_with_absolute_ones_in_the_next_fold(self, counter) -> None:
         root = "/home/dev/projects/shop"

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from app.engine.text import content_text
 from app.engine.types import Message
-from app.summarizers.rule.facts import PINNED, Facts, Item, clip
+from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
 from app.summarizers.rule.harness import aider_edits, split_user_text
 from app.summarizers.rule.outcomes import error_lines, exit_code, failed_tally, first_error_line
 from app.summarizers.rule.parse import parse_summary
@@ -38,6 +38,8 @@ _DECISION = re.compile(
 # Explicit decision words beat constraint words: "We decided to keep X" is a decision.
 _DECIDED = re.compile(r"(?i)\b(?:decided|decide to|chose|opted|settled on|the plan is)\b")
 REQUEST_CHARS = 200
+# The focus's last step is a reminder, not a report.
+STEP_CHARS = 120
 # A failing test run's error, three FAILED ids and its tally fit in this many characters.
 MAX_ERROR_CHARS = 600
 # "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
@@ -125,7 +127,7 @@ class _Walker:
         if not parts:
             return
         self.last_text["assistant"] = self.tick()
-        self.last_action = clip(parts[-1], REQUEST_CHARS)
+        self.last_action = clip(parts[-1], STEP_CHARS)
         for sentence in parts:
             if _DECISION.search(sentence):
                 self.facts.add(Item("decision", clip(sentence), self.tick()))
@@ -184,7 +186,9 @@ class _Walker:
 
     def _record_files(self, use: ToolUse, order: int) -> None:
         for path, status in use.files:
-            self.facts.add(Item("file", path, order, status, detail=use.name))
+            # Only the tools that changed a file are worth naming; a read says nothing more.
+            detail = use.name if status != "read" else ""
+            self.facts.add(Item("file", path, order, status, detail=detail))
             if status != "read":
                 self.edits.append((order, path))
 
@@ -237,9 +241,14 @@ class _Walker:
                 self.facts.add(replace(item, text=path))
 
     def focus(self) -> None:
-        parts = [p for p in (self.last_request, self.last_action) if p]
-        if parts:
-            text = parts[0] if len(parts) == 1 else f"{parts[0]} (last step: {parts[1]})"
+        request = self.last_request
+        task = self.facts.get("task")
+        if request and task and normalize(task.text).startswith(normalize(request)):
+            request = None  # still the task itself: the Task line already says it
+        if request and self.last_action:
+            self.facts.add(Item("focus", f"{request} (last step: {self.last_action})", self.tick()))
+        elif request or self.last_action:
+            text = request or f"last step: {self.last_action}"
             self.facts.add(Item("focus", text, self.tick()))
 
 
