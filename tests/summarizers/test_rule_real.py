@@ -150,6 +150,46 @@ class TestHarnessText:
         assert "Tokens:" not in text and "(Y)es" not in text
         assert "- `schemas/signal.ts` (aider)" in text
 
+    def test_gemini_cli_context_message_is_not_the_task(self, counter) -> None:
+        setup = (
+            "This is the Gemini CLI. We are setting up the context for our chat.\n"
+            "Today's date is Monday.\nI'm currently working in the directory: /srv/site\n"
+            "Here is the folder structure of the current working directories: ..."
+        )
+        text = summarize(
+            counter,
+            ("user", setup),
+            ("assistant", "Got it. Thanks for the context!"),
+            ("user", "Make the header sticky."),
+            *anthropic_call("1", "replace", {"file_path": "/srv/site/css/main.css"}, "ok"),
+            *anthropic_call("2", "replace", {"file_path": "/srv/site/index.html"}, "ok"),
+        )
+        assert text.startswith("Task: Make the header sticky.\nWorking directory: /srv/site\n")
+        assert "Gemini" not in text
+
+    def test_openhands_runtime_blocks_and_standing_instructions(self, counter) -> None:
+        prompt = (
+            "Please fix the following issue for the repository in /workspace.\n"
+            "Add a dark-mode toggle to the header.\n\n"
+            "<RUNTIME_INFORMATION>The user has access to ports 50000.</RUNTIME_INFORMATION>\n"
+            "IMPORTANT: You should ONLY interact with the environment provided to you AND NEVER "
+            "ASK FOR HUMAN HELP."
+        )
+        text = summarize(counter, ("user", prompt))
+        assert "dark-mode toggle" in text
+        assert "ports" not in text and "NEVER ASK" not in text
+
+    def test_swe_agent_prompt_line_gives_the_working_directory(self, counter) -> None:
+        prompt = "\n(Open file: /repo/src/fields.py)\n(Current directory: /repo)\nbash-$"
+        text = summarize(
+            counter,
+            ("user", "Fix rounding."),
+            *openai_call("1", "bash", {"command": "cat src/fields.py"}, "x = 1" + prompt),
+            *openai_call("2", "bash", {"command": "cat /repo/src/fields.py"}, "x = 1" + prompt),
+        )
+        assert "Working directory: /repo\n" in text
+        assert section(text, "Files read:") == "- `src/fields.py`"
+
     def test_plain_user_text_is_untouched(self) -> None:
         words = "Keep <b>bold</b> tags in the template.\n> quoted from the docs"
         assert split_user_text(words).text == words

@@ -14,7 +14,7 @@ from dataclasses import replace
 from app.engine.text import content_text
 from app.engine.types import Message
 from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
-from app.summarizers.rule.harness import aider_edits, split_user_text
+from app.summarizers.rule.harness import aider_edits, split_user_text, stated_cwd
 from app.summarizers.rule.outcomes import error_lines, exit_code, failed_tally, first_error_line
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.paths import absolute, infer_workdir
@@ -149,6 +149,7 @@ class _Walker:
         use = known or ToolUse(call_id, name or "tool", {}, (), None)
         self.answered_calls.add(call_id)
         order = self.tick()
+        self.cwd = stated_cwd(text) or self.cwd
         if use.command and (session := _SESSION.search(text)):
             self.sessions[session.group(1)] = use
         code = exit_code(text) if use.command or known is None else None

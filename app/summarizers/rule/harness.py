@@ -67,7 +67,14 @@ _AIDER_MARK = re.compile(r"^> (?:Tokens: |Aider v\d|Applied edit to |Commit [0-9
 _AIDER_PROMPT = re.compile(r"^.*\(Y\)es/\(N\)o.*$", re.MULTILINE)
 _QUOTED_LINE = re.compile(r"^>(?: .*)?$", re.MULTILINE)
 _AIDER_HEADER = re.compile(r"^# aider chat started at .*$", re.MULTILINE)
-_CWD = re.compile(r"<cwd>\s*([^<\n]+?)\s*</cwd>|^Working directory:\s*(/\S+)", re.MULTILINE)
+# Where a harness says the session runs: Codex `<cwd>`, Claude Code's `Working directory:`,
+# Gemini CLI's set-up message, SWE-agent's prompt line `(Current directory: …)`.
+_CWD = re.compile(
+    r"<cwd>\s*(?P<tag>[^<\n]+?)\s*</cwd>"
+    r"|^(?:Working directory:|I'm currently working in the directory:)\s*(?P<line>/\S+)"
+    r"|^\(Current directory: (?P<prompt>/[^)\s]*)\)",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +88,7 @@ class UserText:
 
 def split_user_text(text: str) -> UserText:
     """Remove harness boilerplate from one user text; keep a continued session's summary apart."""
-    cwd_match = _CWD.search(text)
-    cwd = (cwd_match.group(1) or cwd_match.group(2)) if cwd_match else None
+    cwd = stated_cwd(text)
     if _CONTINUED.match(text):
         body = _CONTINUED_TAIL.sub("", _CONTINUED.sub("", text, count=1)).strip()
         return UserText("", body or None, cwd)
@@ -96,6 +102,12 @@ def split_user_text(text: str) -> UserText:
     if _WHOLE_MESSAGE.match(cleaned):
         return UserText("", None, cwd)
     return UserText(cleaned.strip(), None, cwd)
+
+
+def stated_cwd(text: str) -> str | None:
+    """The working directory a harness states in `text`, if any (the last one said)."""
+    found = [m.group("tag") or m.group("line") or m.group("prompt") for m in _CWD.finditer(text)]
+    return found[-1] if found else None
 
 
 def aider_edits(text: str) -> list[str]:
