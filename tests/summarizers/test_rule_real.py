@@ -346,6 +346,18 @@ class TestFailures:
         )
         assert "Files created:" not in text and "Files modified:" not in text
 
+    def test_swe_agent_edit_changes_the_open_file(self, counter) -> None:
+        text = summarize(
+            counter,
+            ("user", "Fix the handler."),
+            *openai_call("1", "bash", {"command": "open src/handler.py 290"}, "[File: …]"),
+            *openai_call("2", "bash", {"command": "edit 287:295\n    return x\nend_of_edit"}, "ok"),
+            *openai_call("3", "open", {"path": "src/util.py"}, "[File: …]"),
+            *openai_call("4", "edit", {"search": "a = 1", "replace": "a = 2"}, "ok"),
+        )
+        assert "- `src/handler.py` (bash)" in section(text, "Files modified:")
+        assert "- `src/util.py` (edit)" in section(text, "Files modified:")
+
 
 class TestPathsAndBudget:
     def test_paths_under_the_working_directory_are_relative(self, counter) -> None:

@@ -47,6 +47,8 @@ MIN_REQUEST_WORDS = 3
 # A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
 MAX_REQUESTS_PER_MESSAGE = 3
 TASK_CHARS = 400
+EDITOR_OPENERS = {"open", "create"}
+EDITOR_CHANGERS = {"edit", "insert"}
 _SESSION = re.compile(r"Process running with session ID (\d+)")
 # `mix test 2>&1 | tail -5` and `mix test` are one command for resolving its failures.
 _COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/null")
@@ -71,6 +73,7 @@ class _Walker:
         self.last_action: str | None = None
         self.cwd: str | None = None
         self.sessions: dict[str, ToolUse] = {}
+        self.open_file: str | None = None  # SWE-agent's editor: the file `edit` changes
         self.failed_reads: dict[str, set[str]] = {}  # failing call → the files it tried to read
 
     def tick(self) -> int:
@@ -140,8 +143,21 @@ class _Walker:
         started = self.sessions.get(str(use.args.get("session_id", "")))
         if started is not None and use.command is None:
             use = replace(started, call_id=use.call_id)
+        use = self._editor_file(use)
         self.calls[use.call_id] = use
         self.last_action = f"ran `{use.command}`" if use.command else _describe(use)
+
+    def _editor_file(self, use: ToolUse) -> ToolUse:
+        """SWE-agent's editor: `open`/`create` choose the current file, `edit`/`insert` change
+        it without naming it (as commands, `edit 287:295`, or as tools without a path)."""
+        program = (
+            (use.command or use.name).split(maxsplit=1)[0] if (use.command or use.name) else ""
+        )
+        if program in EDITOR_OPENERS and use.files:
+            self.open_file = use.files[0][0]
+        elif program in EDITOR_CHANGERS and self.open_file and not use.files:
+            return replace(use, files=((self.open_file, "modified"),))
+        return use
 
     def result(self, call_id: str, name: str | None, text: str, is_error: bool) -> None:
         known = self.calls.get(call_id)

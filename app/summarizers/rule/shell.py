@@ -161,7 +161,9 @@ def _program_files(words: list[str]) -> list[tuple[str, FileStatus]]:
         return [(paths[-1], "modified")]
     if program == "tee":
         return [(p, "modified" if "-a" in flags else "written") for p in paths]
-    if program == "touch":
+    if program == "open" and paths:  # SWE-agent's editor (`open path [line]`)
+        return [(paths[0], "read")]
+    if program in {"touch", "create"}:  # `create` is SWE-agent's editor
         return [(p, "created") for p in paths]
     if program == "rm":
         return [(p, "modified") for p in paths]
