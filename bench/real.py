@@ -262,6 +262,8 @@ NOTES = [
     "words (the first version cut a word in half, a miss for everyone), and Codex's result "
     "framing (`Chunk ID:`, `Wall time:`) is not an error's informative line. The one-line "
     "baseline was fixed to name Codex's `cmd` argument (it named nothing for 43 commands). "
+    "Tuning knobs set on the tuning set's results: weights of passing commands and files read "
+    "(1.5 and 1 before, 2 now) and the value-per-token exponent (0.3). "
     "(3) Constraints are found by keyword on both sides (different lists, written apart), so "
     "that column measures keeping what the user said, not understanding it. (4) `actual` "
     "compression above the ratio means everything extracted fitted: nothing was evicted. "

@@ -32,11 +32,14 @@ WEIGHTS: dict[str, float] = {
     "request": 5,
     "context": 4,
     "command:failed": 3,
-    "command:ok": 1.5,
+    # What was run and read: cheap to redo, but it saves redoing it. Equal, so the shorter
+    # line and the more recent one win (measured on real transcripts at 100×: 1.5 for
+    # commands and 1 for reads kept fewer of either than one line per tool call).
+    "command:ok": 2,
+    "file:read": 2,
     # A continued session's carried-over summary: long narrative about the same work, whose
     # facts the transcript mostly still holds; it only fills what is left.
     "context:carried": 1.2,
-    "file:read": 2,  # a 7-token line that saves re-reading a file; above passing commands
 }
 # Recency scales a weight between ×0.5 (oldest item) and ×1 (newest).
 RECENCY_FLOOR = 0.5
