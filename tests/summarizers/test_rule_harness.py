@@ -157,8 +157,12 @@ class TestHarnessText:
         assert section(text, "Files read:") == "- `src/fields.py`"
 
     def test_plain_user_text_is_untouched(self) -> None:
-        words = "Keep <b>bold</b> tags in the template.\n> quoted from the docs"
-        assert split_user_text(words).text == words
+        for words in (
+            "Keep <b>bold</b> tags in the template.\n> quoted from the docs",
+            "Here is the plan.\nINSTRUCTIONS:\n1. Never drop the cache table.",
+            "Why is <environment_context> in the prompt? Remove it from the docs.",
+        ):
+            assert split_user_text(words).text == words
 
     def test_markdown_table_rows_are_not_constraints(self, counter) -> None:
         text = summarize(

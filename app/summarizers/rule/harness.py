@@ -24,9 +24,8 @@ _TAGGED = (
     "INSTRUCTIONS", "user_instructions", "RUNTIME_INFORMATION", "REPOSITORY_INFO",
     "REPOSITORY_INSTRUCTIONS", "EXTRA_INFO", "turn_aborted", "session_context",
 )  # fmt: skip
-_TAG_BLOCK = re.compile(
-    r"<(" + "|".join(_TAGGED) + r")\b[^>]*>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
-)
+# Closed blocks only: a person writing "<environment_context>" in a question keeps the rest.
+_TAG_BLOCK = re.compile(r"<(" + "|".join(_TAGGED) + r")\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
 # Messages that are boilerplate from their first words to their end.
 _WHOLE_MESSAGE = re.compile(
     r"""^\s*(?:
@@ -53,10 +52,14 @@ _CONTINUED_TAIL = re.compile(
 )
 # SWE-agent and OpenHands append standing instructions to the issue text.
 _INSTRUCTIONS_TAIL = re.compile(
-    r"\n\s*(?:INSTRUCTIONS:|IMPORTANT: You should ONLY interact with the environment|"
+    r"\n\s*(?:IMPORTANT: You should ONLY interact with the environment|"
     r"When you think you have (?:fixed the issue|solved the task)).*\Z",
     re.DOTALL,
 )
+# SWE-agent's `INSTRUCTIONS:` tail, cut only after its own preamble: a person may well write
+# an "INSTRUCTIONS:" heading of their own.
+_SWE_AGENT_TAIL = re.compile(r"\n\s*INSTRUCTIONS:.*\Z", re.DOTALL)
+_SWE_AGENT = re.compile(r"^\s*We're currently solving the following ")
 # SWE-agent's issue preamble; a CTF preamble is kept (it names the challenge).
 _ISSUE_PREAMBLE = re.compile(
     r"^\s*We're currently solving the following issue within our repository\. "
@@ -98,7 +101,9 @@ def split_user_text(text: str) -> UserText:
     if _AIDER_MARK.search(cleaned):
         cleaned = _QUOTED_LINE.sub("", cleaned)
     cleaned = _AIDER_HEADER.sub("", _AIDER_PROMPT.sub("", cleaned))
-    cleaned = _INSTRUCTIONS_TAIL.sub("", _ISSUE_PREAMBLE.sub("", cleaned, count=1))
+    if _SWE_AGENT.match(cleaned):
+        cleaned = _SWE_AGENT_TAIL.sub("", _ISSUE_PREAMBLE.sub("", cleaned, count=1))
+    cleaned = _INSTRUCTIONS_TAIL.sub("", cleaned)
     if _WHOLE_MESSAGE.match(cleaned):
         return UserText("", None, cwd)
     return UserText(cleaned.strip(), None, cwd)
