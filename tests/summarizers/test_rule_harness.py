@@ -28,6 +28,18 @@ class TestHarnessText:
         assert "Caveat" not in text and "command-name" not in text
         assert "- Don't write code yet." in section(text, "User constraints:")
 
+    def test_custom_slash_command_names_the_task_not_its_template(self, counter) -> None:
+        blocks = [
+            {"type": "text", "text": "<command-message>spec:write</command-message>\n"
+             "<command-name>/spec:write</command-name>\n<command-args>billing</command-args>"},
+            {"type": "text", "text": "YOU MUST FOLLOW THESE STEPS IN ORDER:\n<steps>\n"
+             "Load the workflow file first.\n</steps>"},
+        ]  # fmt: skip
+        text = summarize(counter, ("user", blocks))
+        assert text.startswith("Task: /spec:write billing (slash command)\n")
+        assert "<steps>" not in text
+        assert "- YOU MUST FOLLOW THESE STEPS IN ORDER:" in section(text, "User constraints:")
+
     def test_reminders_interruptions_and_notifications_are_not_requests(self, counter) -> None:
         text = summarize(
             counter,

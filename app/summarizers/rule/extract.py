@@ -84,8 +84,12 @@ class _Walker:
         """One user turn: each text block is cleared of harness text on its own (Claude Code
         sends its caveat, the command wrapper and the user's words as separate blocks)."""
         kept = []
+        command = None
         for raw in blocks:
             split = split_user_text(raw)
+            command = split.command or command
+            if "<local-command-stdout>" in raw:
+                command = None  # a built-in command (/clear) ran locally: nothing expands
             self.cwd = split.cwd or self.cwd
             if split.carried_summary:
                 self.carried_summary(split.carried_summary)
@@ -99,7 +103,9 @@ class _Walker:
         self.last_text["user"] = self.tick()
         requests = [s for s in parts if _plain_request(s) and len(s.split()) >= MIN_REQUEST_WORDS]
         if self.facts.get("task") is None:
-            self.facts.add(Item("task", clip(text, TASK_CHARS), self.order))
+            # A slash command's expansion is its template talking: the command names the task.
+            task = f"{command} (slash command)" if command else text
+            self.facts.add(Item("task", clip(task, TASK_CHARS), self.order))
         else:
             for sentence in requests[:MAX_REQUESTS_PER_MESSAGE]:
                 self.facts.add(Item("request", clip(sentence, REQUEST_CHARS), self.tick()))

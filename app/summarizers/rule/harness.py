@@ -26,6 +26,10 @@ _TAGGED = (
 )  # fmt: skip
 # Closed blocks only: a person writing "<environment_context>" in a question keeps the rest.
 _TAG_BLOCK = re.compile(r"<(" + "|".join(_TAGGED) + r")\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/[^<\s]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+# A line that is only an opening or closing tag (`<steps CRITICAL="TRUE">`) is markup.
+_TAG_LINE = re.compile(r"^[ \t]*</?[A-Za-z][\w:-]*(?:\s[^<>\n]*)?>[ \t]*$", re.MULTILINE)
 # Messages that are boilerplate from their first words to their end.
 _WHOLE_MESSAGE = re.compile(
     r"""^\s*(?:
@@ -87,16 +91,20 @@ class UserText:
     text: str
     carried_summary: str | None = None
     cwd: str | None = None
+    command: str | None = None  # a slash command the user ran (`/review src/`), if any
 
 
 def split_user_text(text: str) -> UserText:
     """Remove harness boilerplate from one user text; keep a continued session's summary apart."""
     cwd = stated_cwd(text)
+    name = _COMMAND_NAME.search(text)
+    args = _COMMAND_ARGS.search(text)
+    command = f"{name.group(1)} {args.group(1).strip() if args else ''}".strip() if name else None
     if _CONTINUED.match(text):
         body = _CONTINUED_TAIL.sub("", _CONTINUED.sub("", text, count=1)).strip()
-        return UserText("", body or None, cwd)
+        return UserText("", body or None, cwd, command)
     if _WHOLE_MESSAGE.match(text):
-        return UserText("", None, cwd)
+        return UserText("", None, cwd, command)
     cleaned = _TAG_BLOCK.sub("", text)
     if _AIDER_MARK.search(cleaned):
         cleaned = _QUOTED_LINE.sub("", cleaned)
@@ -104,9 +112,10 @@ def split_user_text(text: str) -> UserText:
     if _SWE_AGENT.match(cleaned):
         cleaned = _SWE_AGENT_TAIL.sub("", _ISSUE_PREAMBLE.sub("", cleaned, count=1))
     cleaned = _INSTRUCTIONS_TAIL.sub("", cleaned)
+    cleaned = _TAG_LINE.sub("", cleaned)
     if _WHOLE_MESSAGE.match(cleaned):
-        return UserText("", None, cwd)
-    return UserText(cleaned.strip(), None, cwd)
+        return UserText("", None, cwd, command)
+    return UserText(cleaned.strip(), None, cwd, command)
 
 
 def stated_cwd(text: str) -> str | None:
