@@ -40,7 +40,8 @@ $(VENV)/.bench-installed: requirements-bench.lock $(STAMP)
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.run
 
-bench-quality: install
+# The real-transcript section needs the bench extras (LangChain's trim_messages baseline).
+bench-quality: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.quality
 
 clean:

@@ -8,6 +8,8 @@ reads the previous summary plus the next slice, as the service does). The baseli
 line per tool call — tool + path, or command + first error line (the per-tool summaries of
 design note 004) — truncated to the same budget. A fact is retained when its exact key string
 appears in the summary. Results go to docs/benchmarks.md, section "## Summary retention".
+The real-transcript section (bench/real.py) follows, in "## Summary retention on real
+transcripts".
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ KINDS = ("error", "modified_file", "constraint", "decision", "open_question")
 SECTION = "## Summary retention"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 # Design note 004's bash summarizer: the first line matching /error|failed/i, cut at 100 chars.
+# What the one-line baseline names per call: the command (Codex CLI calls it `cmd`), else the
+# file (SWE-agent's `create` calls it `filename`).
+_TARGET_ARGS = ("command", "cmd", "path", "file_path", "filename")
 _SEED_ERROR = re.compile(r"error|failed|exception", re.IGNORECASE)
 
 
@@ -66,7 +71,7 @@ def baseline_summary(raw: list[dict[str, Any]], budget: int, counter: TokenCount
 
 def _baseline_line(call: tuple[str, dict[str, Any]] | None, result: str) -> str:
     name, args = call or ("tool", {})
-    target = args.get("command") or args.get("path") or args.get("file_path") or ""
+    target = next((args[k] for k in _TARGET_ARGS if isinstance(args.get(k), str) and args[k]), "")
     error = next((line for line in result.splitlines() if _SEED_ERROR.search(line)), None)
     return f"[{name}: {target}" + (f" | {error[:100]}]" if error else "]")
 
@@ -161,8 +166,13 @@ def write_section(table: list[str], average_tokens: int) -> None:
         "",
         *table,
     ]
+    replace_section(SECTION, body)
+
+
+def replace_section(title: str, body: list[str]) -> None:
+    """Write `body` (starting with its `title` line) into docs/benchmarks.md, in place."""
     text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
+    pattern = re.compile(rf"^{re.escape(title)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
     section = "\n".join(body) + "\n"
     text = (
         pattern.sub(lambda _m: section, text)
@@ -173,10 +183,19 @@ def write_section(table: list[str], average_tokens: int) -> None:
 
 
 def main() -> int:
+    from bench import real  # needs the bench extras (langchain-core)
+
     table, _totals, average = run()
     print("\n".join(table))
     write_section(table, average)
     print(f"\nwritten to {DOC} ({SECTION})")
+    results = real.run(progress=print)
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    body = [real.SECTION, "", f"Command: `make bench-quality`. Date: {today}.", ""]
+    body += real.section_body(results)
+    print("\n".join(body[4:]))
+    replace_section(real.SECTION, body)
+    print(f"\nwritten to {DOC} ({real.SECTION})")
     return 0
 
 

@@ -56,7 +56,7 @@ class TestRuleWithoutKey:
         assert body["input_messages"] == 5
         assert body["input_tokens"] > 0
         assert body["cached"] is False
-        assert "`tests/test_api.py` (read_file)" in body["summary"]
+        assert "Files read:\n- `tests/test_api.py`" in body["summary"]
         assert "`E   ValueError: bad port`" in body["summary"]
         assert 0 < body["summary_tokens"] <= 200
 

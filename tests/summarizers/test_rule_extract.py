@@ -120,7 +120,7 @@ class TestToolShapes:
             ),
         ]
         text = summarize(counter, *items)
-        assert "Files modified:\n- `src/app.py` (read_file, str_replace)" in text
+        assert "Files modified:\n- `src/app.py` (str_replace)" in text
         assert "Files read:" not in text
 
     def test_openai_write_of_new_file_is_created(self, counter) -> None:
@@ -218,7 +218,7 @@ class TestCommandsAndErrors:
         assert "Errors (open):" not in text
         assert (
             "- `E   AssertionError: assert 2 == 3` (from `pytest -q`) → resolved: "
-            "`pytest -q` succeeded after editing `src/calc.py`"
+            "rerun succeeded after editing `src/calc.py`"
         ) in text
         assert "- `pytest -q` → exit 0" in text
 
@@ -245,7 +245,7 @@ class TestCommandsAndErrors:
             counter,
         )
         assert (
-            "Errors (resolved):\n- `error: x` (from `make`) → resolved: `make` succeeded" in second
+            "Errors (resolved):\n- `error: x` (from `make`) → resolved: rerun succeeded" in second
         )
         assert "Errors (open)" not in second
 

@@ -29,7 +29,8 @@ def rule_summary(
     """
     facts = parse_summary(redact(previous) if previous else None)
     extract(messages, facts)
-    items = [i for i in facts.items() if kinds is None or i.kind in kinds]
+    # The working directory is how the kept file paths read: it goes wherever files go.
+    items = [i for i in facts.items() if kinds is None or i.kind in kinds or i.kind == "workdir"]
     text = fit(items, budget, counter)
     redacted = redact(text)
     # Redaction placeholders may be longer than what they replace: re-fit if so.

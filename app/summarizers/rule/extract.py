@@ -13,16 +13,21 @@ from dataclasses import replace
 
 from app.engine.text import content_text
 from app.engine.types import Message
-from app.summarizers.rule.facts import Facts, Item, clip
-from app.summarizers.rule.outcomes import exit_code, first_error_line
+from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
+from app.summarizers.rule.harness import aider_edits, split_user_text, stated_cwd
+from app.summarizers.rule.outcomes import error_lines, exit_code, failed_tally, first_error_line
+from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.paths import absolute, infer_workdir
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\n+")
 _CONSTRAINT = re.compile(
     r"(?i)\b(?:must|mustn't|don't|do not|never|always|only|make sure|ensure|without|"
     r"shouldn't|should not|avoid|keep|stick to|not allowed|required|no longer|stop|not|no|"
-    r"need to|needs to|has to|have to|careful|rather|remember|important|circumstances)\b"
+    r"need to|needs to|has to|have to|careful|rather|remember|important|critical|crucial|"
+    r"essential|circumstances)\b"
 )
 _DECISION = re.compile(
     r"(?i)\b(?:decided|decide to|we'll use|we will use|i'll use|i will use|let's use|"
@@ -33,15 +38,26 @@ _DECISION = re.compile(
 # Explicit decision words beat constraint words: "We decided to keep X" is a decision.
 _DECIDED = re.compile(r"(?i)\b(?:decided|decide to|chose|opted|settled on|the plan is)\b")
 REQUEST_CHARS = 200
+# The focus's last step is a reminder, not a report.
+STEP_CHARS = 120
+# A failing test run's error, three FAILED ids and its tally fit in this many characters.
+MAX_ERROR_CHARS = 600
 # "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
 MIN_REQUEST_WORDS = 3
 # A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
 MAX_REQUESTS_PER_MESSAGE = 3
 TASK_CHARS = 400
+EDITOR_OPENERS = {"open", "create"}
+EDITOR_CHANGERS = {"edit", "insert"}
+_SESSION = re.compile(r"Process running with session ID (\d+)")
+# `mix test 2>&1 | tail -5` and `mix test` are one command for resolving its failures.
+_COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/null")
 
 
 def sentences(text: str) -> list[str]:
-    prose = _FENCE.sub(" ", text)
+    """Prose sentences: code fences and markdown table rows (documentation, not what someone
+    asked or decided) are left out."""
+    prose = _FENCE.sub(" ", _TABLE_ROW.sub("", text))
     return [s.strip() for s in _SENTENCE.split(prose) if len(s.strip()) > 3]
 
 
@@ -55,19 +71,41 @@ class _Walker:
         self.edits: list[tuple[int, str]] = []
         self.last_request: str | None = None
         self.last_action: str | None = None
+        self.cwd: str | None = None
+        self.sessions: dict[str, ToolUse] = {}
+        self.open_file: str | None = None  # SWE-agent's editor: the file `edit` changes
+        self.failed_reads: dict[str, set[str]] = {}  # failing call → the files it tried to read
 
     def tick(self) -> int:
         self.order += 1
         return self.order
 
-    def user_text(self, text: str) -> None:
+    def user_text(self, blocks: Sequence[str]) -> None:
+        """One user turn: each text block is cleared of harness text on its own (Claude Code
+        sends its caveat, the command wrapper and the user's words as separate blocks)."""
+        kept = []
+        command = None
+        for raw in blocks:
+            split = split_user_text(raw)
+            command = split.command or command
+            if "<local-command-stdout>" in raw:
+                command = None  # a built-in command (/clear) ran locally: nothing expands
+            self.cwd = split.cwd or self.cwd
+            if split.carried_summary:
+                self.carried_summary(split.carried_summary)
+            for path in aider_edits(raw):
+                self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
+            kept.append(split.text)
+        text = "\n".join(t for t in kept if t)
         parts = sentences(text)
         if not parts:
             return
         self.last_text["user"] = self.tick()
         requests = [s for s in parts if _plain_request(s) and len(s.split()) >= MIN_REQUEST_WORDS]
         if self.facts.get("task") is None:
-            self.facts.add(Item("task", clip(text, TASK_CHARS), self.order))
+            # A slash command's expansion is its template talking: the command names the task.
+            task = f"{command} (slash command)" if command else text
+            self.facts.add(Item("task", clip(task, TASK_CHARS), self.order))
         else:
             for sentence in requests[:MAX_REQUESTS_PER_MESSAGE]:
                 self.facts.add(Item("request", clip(sentence, REQUEST_CHARS), self.tick()))
@@ -85,12 +123,20 @@ class _Walker:
         if error:
             self.facts.add(Item("error", error, self.tick(), "open", detail="reported by user"))
 
+    def carried_summary(self, summary: str) -> None:
+        """A continued session's summary of its earlier part: read like a previous summary."""
+        for item in parse_summary(_FENCE.sub("", summary)):  # code in it is not a fact
+            if item.kind == "context" and item.text.endswith(":"):
+                continue  # a heading of the carried summary, not a fact
+            if item.kind not in PINNED:  # the task and focus stay the session's own
+                self.facts.add(replace(item, status="carried") if item.kind == "context" else item)
+
     def assistant_text(self, text: str) -> None:
         parts = sentences(text)
         if not parts:
             return
         self.last_text["assistant"] = self.tick()
-        self.last_action = clip(parts[-1], REQUEST_CHARS)
+        self.last_action = clip(parts[-1], STEP_CHARS)
         for sentence in parts:
             if _DECISION.search(sentence):
                 self.facts.add(Item("decision", clip(sentence), self.tick()))
@@ -98,8 +144,26 @@ class _Walker:
                 self.facts.add(Item("question", clip(sentence), self.tick(), status="assistant"))
 
     def call(self, use: ToolUse) -> None:
+        # Codex CLI polls a long-running command with `write_stdin(session_id=…)`: its output
+        # and exit status belong to the command that started the session.
+        started = self.sessions.get(str(use.args.get("session_id", "")))
+        if started is not None and use.command is None:
+            use = replace(started, call_id=use.call_id)
+        use = self._editor_file(use)
         self.calls[use.call_id] = use
         self.last_action = f"ran `{use.command}`" if use.command else _describe(use)
+
+    def _editor_file(self, use: ToolUse) -> ToolUse:
+        """SWE-agent's editor: `open`/`create` choose the current file, `edit`/`insert` change
+        it without naming it (as commands, `edit 287:295`, or as tools without a path)."""
+        program = (
+            (use.command or use.name).split(maxsplit=1)[0] if (use.command or use.name) else ""
+        )
+        if program in EDITOR_OPENERS and use.files:
+            self.open_file = use.files[0][0]
+        elif program in EDITOR_CHANGERS and self.open_file and not use.files:
+            return replace(use, files=((self.open_file, "modified"),))
+        return use
 
     def result(self, call_id: str, name: str | None, text: str, is_error: bool) -> None:
         known = self.calls.get(call_id)
@@ -107,6 +171,9 @@ class _Walker:
         use = known or ToolUse(call_id, name or "tool", {}, (), None)
         self.answered_calls.add(call_id)
         order = self.tick()
+        self.cwd = stated_cwd(text) or self.cwd
+        if use.command and (session := _SESSION.search(text)):
+            self.sessions[session.group(1)] = use
         code = exit_code(text) if use.command or known is None else None
         looks_failed = (
             use.command is not None
@@ -116,18 +183,21 @@ class _Walker:
         )
         error = first_error_line(text) if looks_failed else None
         failed = (
-            is_error or (code is not None and code != 0) or (code is None and error is not None)
+            is_error
+            or (code is not None and code != 0)
+            or (code is None and (error is not None or (looks_failed and failed_tally(text))))
         )
         if use.command:
             status = f"exit {code}" if code is not None else ("failed" if failed else "ok")
             self.facts.add(Item("command", use.command, order, status))
         if failed:
-            line = error or clip(text.strip().splitlines()[0] if text.strip() else "", 200)
-            line = line or f"{use.name} failed"
+            line = " | ".join(error_lines(text)) or f"{use.name} failed"
+            line = line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + " …"
             self.facts.add(Item("error", line, order, "open", detail=use.label))
+            self.failed_reads[use.label] = {p for p, status in use.files if status == "read"}
             return
         self._record_files(use, order)
-        self._resolve(use.label, order)
+        self._resolve(use, order)
 
     def pending(self) -> None:
         for call_id, use in self.calls.items():
@@ -139,17 +209,34 @@ class _Walker:
 
     def _record_files(self, use: ToolUse, order: int) -> None:
         for path, status in use.files:
-            self.facts.add(Item("file", path, order, status, detail=use.name))
+            # Only the tools that changed a file are worth naming; a read says nothing more.
+            detail = use.name if status != "read" else ""
+            self.facts.add(Item("file", path, order, status, detail=detail))
             if status != "read":
                 self.edits.append((order, path))
 
-    def _resolve(self, label: str, order: int) -> None:
-        for item in self.facts.open_errors(label):
-            edited = list(dict.fromkeys(p for o, p in self.edits if item.order < o < order))
-            how = f"`{label}` succeeded"
-            if edited:
-                how += " after editing " + ", ".join(f"`{p}`" for p in edited[-3:])
-            self.facts.add(replace(item, status="resolved", resolution=how, order=order))
+    def _resolve(self, use: ToolUse, order: int) -> None:
+        """Close the errors this success fixes: the same call or command (or a broader run of
+        it, `pytest` after `pytest tests/a.py`), a call that failed on a file now written, or a
+        read that failed on a file now read (it exists now)."""
+        label = use.label
+        written = {p for p, status in use.files if status != "read"}
+        read = {p for p, status in use.files if status == "read"}
+        sources = [
+            source
+            for source in self.facts.open_error_sources()
+            if source == label
+            or (use.command is not None and same_command(source, use.command))
+            or written & set(source.split())
+            or read & self.failed_reads.get(source, set())
+        ]
+        for source in sources:
+            for item in self.facts.open_errors(source):
+                edited = list(dict.fromkeys(p for o, p in self.edits if item.order < o < order))
+                how = "rerun succeeded" if source == label else f"`{label}` succeeded"
+                if edited:
+                    how += " after editing " + ", ".join(f"`{p}`" for p in edited[-3:])
+                self.facts.add(replace(item, status="resolved", resolution=how, order=order))
 
     def close_questions(self) -> None:
         """A question is answered once the other party has spoken after it."""
@@ -159,11 +246,47 @@ class _Walker:
                 if self.last_text[other] > item.order:
                     self.facts.remove(item)
 
+    def workdir(self) -> None:
+        """Name the session's working directory once, so the summary can list paths under it;
+        a relative path is then the same file as its absolute form (one item, not two)."""
+        known = self.facts.get("workdir")
+        if known is None:
+            paths = [i.text for i in self.facts.items() if i.kind == "file"]
+            found = self.cwd or infer_workdir(paths)
+            if not found:
+                return
+            known = Item("workdir", found.rstrip("/") or "/", self.tick())
+            self.facts.add(known)
+        for item in self.facts.items():
+            path = absolute(item.text, known.text) if item.kind == "file" else item.text
+            if path != item.text:
+                self.facts.remove(item)
+                self.facts.add(replace(item, text=path))
+
     def focus(self) -> None:
-        parts = [p for p in (self.last_request, self.last_action) if p]
-        if parts:
-            text = parts[0] if len(parts) == 1 else f"{parts[0]} (last step: {parts[1]})"
+        request = self.last_request
+        task = self.facts.get("task")
+        if request and task and normalize(task.text).startswith(normalize(request)):
+            request = None  # still the task itself: the Task line already says it
+        if request and self.last_action:
+            self.facts.add(Item("focus", f"{request} (last step: {self.last_action})", self.tick()))
+        elif request or self.last_action:
+            text = request or f"last step: {self.last_action}"
             self.facts.add(Item("focus", text, self.tick()))
+
+
+def command_key(command: str) -> str:
+    """A command without output plumbing (`2>&1`, `| tail -5`), whitespace collapsed."""
+    previous = None
+    while previous != command:
+        previous, command = command, _COMMAND_NOISE.sub("", command)
+    return " ".join(command.split())
+
+
+def same_command(failed: str, succeeded: str) -> bool:
+    """Whether `succeeded` reruns `failed`: equal, or one extends the other with arguments."""
+    a, b = command_key(failed), command_key(succeeded)
+    return a == b or a.startswith(b + " ") or b.startswith(a + " ")
 
 
 def _plain_request(sentence: str) -> bool:
@@ -185,6 +308,7 @@ def extract(messages: Sequence[Message], facts: Facts) -> None:
     walker.pending()
     walker.close_questions()
     walker.focus()
+    walker.workdir()
 
 
 def _visit(walker: _Walker, message: Message) -> None:
@@ -196,11 +320,11 @@ def _visit(walker: _Walker, message: Message) -> None:
     if message.role == "system":
         return
     blocks = message.content if isinstance(message.content, list) else [message.content]
-    text = "\n".join(_block_text(b) for b in blocks).strip()
-    if text and message.role == "user":
-        walker.user_text(text)
-    elif text:
-        walker.assistant_text(text)
+    texts = [t for t in (_block_text(b).strip() for b in blocks) if t]
+    if texts and message.role == "user":
+        walker.user_text(texts)
+    elif texts:
+        walker.assistant_text("\n".join(texts))
     for block in blocks:
         if not isinstance(block, dict):
             continue

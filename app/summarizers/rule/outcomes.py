@@ -1,7 +1,9 @@
-"""Reading tool results: exit status and the exact first error line.
+"""Reading tool results: exit status, the exact first error line, and a failure's informative lines.
 
-The error line is quoted verbatim (only surrounding whitespace is stripped), because the next
-model turn will grep for it: a paraphrased error string is useless.
+Error lines are quoted verbatim (only surrounding whitespace is stripped), because the next
+model turn will grep for them: a paraphrased error string is useless. A failing test run says
+three useful things — the exception or assertion, which tests failed, and the tally — so
+`error_lines` keeps each of them (and skips pytest's diff lines such as `E     - flowing`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ _ERROR_LINE = re.compile(
       | (?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:.*   # exceptions (Python, JS, Java)
       | (?:error|ERROR|Error|fatal|FATAL|panic|PANIC)(?:\[[\w\-]+\])?[:!]\s*\S.*
       | npm\ ERR!.*
+      | \*\*\ \([\w.]*(?:Error|Exception)\)\ .*                 # Elixir: ** (KeyError) …
       | \S+:\d+(?::\d+)?:\s*(?:error|fatal\ error):.*      # compilers: file:line:col: error:
       | \S+\(\d+,\d+\):\s*error\ .*                        # tsc
       | error\ (?:TS|CS)\d+:.*
@@ -37,6 +40,30 @@ _ERROR_LINE = re.compile(
     )$""",
     re.VERBOSE,
 )
+
+
+# pytest's assertion diff (`E     - expected`, `E     + actual`, `E     ?  ^`): not the error.
+_DIFF_LINE = re.compile(
+    r"^E\s+(?:[-+?]\s|\.\.\.|Full diff|Use -v|At index|Left contains|Right contains)"
+)
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR)\s+\S+(?:::|\.py|_test|\.test\.)")
+# Tallies: pytest `7 failed, 54 passed in 1.2s`, ExUnit `61 tests, 7 failures`, jest
+# `Tests: 2 failed, 10 passed`, cargo `test result: FAILED. 3 passed; 1 failed`.
+_TALLY = re.compile(
+    r"\b\d+ (?:failed|failures?|errors?)\b.*\b\d+ (?:passed|tests?|total)\b"
+    r"|\b\d+ (?:passed|tests?)\b.*\b\d+ (?:failed|failures?|errors?)\b",
+    re.IGNORECASE,
+)
+_TALLY_FRAME = re.compile(r"^[=\-\s]+|[=\-\s]+$")
+# Framing around a shell result, not its content: Claude Code's `Exit code 1`, Codex CLI's
+# `Chunk ID: …`, `Wall time: …`, `Process exited with code 1`, `Original token count: …`.
+_FRAMING = re.compile(
+    r"(?i)^(?:exit (?:code|status):? -?\d+|chunk id:.*|wall time:.*|original token count:.*|"
+    r"output:|process exited with code -?\d+)$"
+)
+_STATUS_LINE = re.compile(r"(?i)\bexit")
+MAX_FAILED_IDS = 3
+_FAILED_COUNT = re.compile(r"(?i)\b[1-9]\d* (?:failed|failures?)\b")
 
 
 def exit_code(text: str) -> int | None:
@@ -60,6 +87,30 @@ def first_error_line(text: str) -> str | None:
         if _ERROR_LINE.match(line.strip()):
             return _cap(line.strip())
     return None
+
+
+def error_lines(text: str) -> list[str]:
+    """The informative lines of a failing result: error, failed test ids, tally; in that order."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    error = first_error_line("\n".join(line for line in lines if not _DIFF_LINE.match(line)))
+    failed = [line for line in lines if _FAILED_TEST.match(line)]
+    tally = next(
+        (_TALLY_FRAME.sub("", line) for line in reversed(lines) if _TALLY.search(line)), None
+    )
+    found = [error] if error and not _FAILED_TEST.match(error) else []
+    found += [_cap(line) for line in failed[:MAX_FAILED_IDS]]
+    if len(failed) > MAX_FAILED_IDS:
+        found.append(f"(+{len(failed) - MAX_FAILED_IDS} more FAILED)")
+    found += [_cap(tally)] if tally else []
+    if not found:  # no recognisable error: the first line that says something, else the status
+        found = [_cap(line) for line in lines if not _FRAMING.match(line)][:1]
+        found = found or [_cap(line) for line in lines if _STATUS_LINE.search(line)][:1]
+    return list(dict.fromkeys(found))
+
+
+def failed_tally(text: str) -> bool:
+    """Whether a test tally in `text` reports failures (`7 failed`, `3 failures`)."""
+    return bool(_FAILED_COUNT.search(text))
 
 
 def _cap(line: str) -> str:

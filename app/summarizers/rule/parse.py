@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from app.summarizers.rule.facts import Facts, Item, Kind, clip
-from app.summarizers.rule.render import SECTIONS
+from app.summarizers.rule.paths import absolute
+from app.summarizers.rule.render import SECTIONS, WORKDIR_PREFIX
 
 _FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
 _COMMAND = re.compile(r"^- `(.+)` → (.+)$")
@@ -30,6 +31,7 @@ _KINDS: dict[str, tuple[Kind, str]] = {
     "Errors (resolved):": ("error", "resolved"),
     "Open questions:": ("question", ""),
     "Earlier context:": ("context", ""),
+    "Earlier summary:": ("context", "carried"),
 }
 assert set(_KINDS) == {header for header, _ in SECTIONS}
 
@@ -40,16 +42,19 @@ def parse_summary(text: str | None) -> Facts:
         return facts
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     section: tuple[Kind, str] | None = None
+    workdir = next((x[len(WORKDIR_PREFIX) :] for x in lines if x.startswith(WORKDIR_PREFIX)), None)
     for index, line in enumerate(lines):
         order = index - len(lines) - 1  # older than anything new, in reading order
         if line.startswith("Task: "):
             facts.add(Item("task", line[len("Task: ") :], order))
+        elif line.startswith(WORKDIR_PREFIX):
+            facts.add(Item("workdir", line[len(WORKDIR_PREFIX) :], order))
         elif line.startswith("Current focus: "):
             facts.add(Item("focus", line[len("Current focus: ") :], order))  # newer focus wins
         elif line in _KINDS:
             section = _KINDS[line]
         elif section is not None and line.startswith("- "):
-            facts.add(_item(section, line, order))
+            facts.add(_item(section, line, order, workdir))
         elif _HEADING.match(line) and len(line) < 60:
             section = None  # a heading we do not know: its bullets become context
         else:
@@ -58,10 +63,11 @@ def parse_summary(text: str | None) -> Facts:
     return facts
 
 
-def _item(section: tuple[Kind, str], line: str, order: int) -> Item:
+def _item(section: tuple[Kind, str], line: str, order: int, workdir: str | None) -> Item:
     kind, status = section
     if kind == "file" and (match := _FILE.match(line)):
-        return Item("file", match.group(1), order, status, detail=match.group(2) or "")
+        path = absolute(match.group(1), workdir)
+        return Item("file", path, order, status, detail=match.group(2) or "")
     if kind == "command" and (match := _COMMAND.match(line)):
         return Item("command", match.group(1), order, match.group(2))
     if kind == "error" and (match := _ERROR.match(line)):
@@ -71,5 +77,5 @@ def _item(section: tuple[Kind, str], line: str, order: int) -> Item:
     if kind == "question" and (match := _QUESTION.match(line)):
         return Item("question", match.group(2), order, match.group(1))
     if kind in ("request", "constraint", "decision", "context"):
-        return Item(kind, line[2:], order)
+        return Item(kind, line[2:], order, status)
     return Item("context", clip(line[2:]), order)

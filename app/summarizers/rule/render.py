@@ -11,10 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from app.summarizers.rule.facts import RECENCY_FLOOR, WEIGHTS, Item
+from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item
+from app.summarizers.rule.paths import relative
 from app.tokens.base import TokenCounter
 
 CUT_MARKER = " …"
+# Task and focus may take at most half of a tight budget (the task is also pinned verbatim by
+# the context assembler); past that they are cut to these shares and facts fill the rest.
+PINNED_SHARE = 0.5
+SHARES = {"task": 0.3, "focus": 0.15}
+# How much an item's length counts against its value (0: not at all, 1: value per token).
+COST_EXPONENT = 0.3
 
 SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("User requests:", lambda i: i.kind == "request"),
@@ -27,18 +34,30 @@ SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("Errors (open):", lambda i: i.kind == "error" and i.status != "resolved"),
     ("Errors (resolved):", lambda i: i.kind == "error" and i.status == "resolved"),
     ("Open questions:", lambda i: i.kind == "question"),
-    ("Earlier context:", lambda i: i.kind == "context"),
+    ("Earlier context:", lambda i: i.kind == "context" and i.status != "carried"),
+    # A continued session's carried-over summary keeps its low value across folds.
+    ("Earlier summary:", lambda i: i.kind == "context" and i.status == "carried"),
 ]
 
 
-def item_line(item: Item) -> str:
+WORKDIR_PREFIX = "Working directory: "
+
+
+def item_line(item: Item, workdir: str | None = None) -> str:
+    """One summary line; file paths under `workdir` are written relative to it."""
     if item.kind == "file":
-        return f"- `{item.text}` ({item.detail})" if item.detail else f"- `{item.text}`"
+        path = relative(item.text, workdir)
+        # Which tools merely read a file is not worth its tokens; which changed it is.
+        detail = item.detail if item.status in ("modified", "created") else ""
+        return f"- `{path}` ({detail})" if detail else f"- `{path}`"
     if item.kind == "command":
         return f"- `{item.text}` → {item.status or 'ok'}"
     if item.kind == "error":
         line = f"- `{item.text}` (from `{item.detail}`)"
-        return f"{line} → resolved: {item.resolution}" if item.status == "resolved" else line
+        if item.status != "resolved":
+            return line
+        how = item.resolution.replace(f"`{workdir}/", "`") if workdir else item.resolution
+        return f"{line} → resolved: {how}"
     if item.kind == "question":
         return f"- {item.status or 'user'}: {item.text}"
     return f"- {item.text}"
@@ -47,48 +66,104 @@ def item_line(item: Item) -> str:
 def render(items: Sequence[Item]) -> str:
     ordered = sorted(items, key=lambda i: (i.order, i.text))
     lines: list[str] = [f"Task: {i.text}" for i in ordered if i.kind == "task"][:1]
+    workdir = next((i.text for i in ordered if i.kind == "workdir"), None)
+    if workdir and any(relative(i.text, workdir) != i.text for i in ordered if i.kind == "file"):
+        lines.append(WORKDIR_PREFIX + workdir)
+    else:
+        workdir = None
     for header, belongs in SECTIONS:
-        section = [item_line(i) for i in ordered if belongs(i)]
+        section = [item_line(i, workdir) for i in ordered if belongs(i)]
         if section:
             lines += [header, *section]
     lines += [f"Current focus: {i.text}" for i in ordered if i.kind == "focus"][-1:]
     return "\n".join(lines)
 
 
-def rank(items: Sequence[Item]) -> list[Item]:
-    """Most valuable first; deterministic (ties broken by recency, then text)."""
+def rank(items: Sequence[Item], counter: TokenCounter | None = None) -> list[Item]:
+    """Most valuable first; deterministic (ties broken by recency, then text).
+
+    With a counter, value is per token spent: weight × recency / line tokens ** COST_EXPONENT,
+    so three short paths can beat one long command of the same weight.
+    """
     orders = sorted({i.order for i in items})
     position = {o: n for n, o in enumerate(orders)}
     span = max(len(orders) - 1, 1)
 
     def score(item: Item) -> float:
         recency = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * position[item.order] / span
-        return WEIGHTS.get(item.weight_class, 1.0) * recency
+        value = WEIGHTS.get(item.weight_class, 1.0) * recency
+        if counter is None:
+            return value
+        return float(value / max(counter.count_text(item_line(item)), 1) ** COST_EXPONENT)
 
     return sorted(items, key=lambda i: (-score(i), -i.order, i.kind, i.text))
 
 
 def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
-    """The rendering of the most valuable items that fits in `budget` tokens."""
-    pinned = [i for i in items if i.kind in ("task", "focus")]
-    ranked = rank([i for i in items if i.kind not in ("task", "focus")])
+    """The rendering of the most valuable items that fits in `budget` tokens.
+
+    The top of the ranking that fits is found by binary search; then the budget left is filled
+    with lower-ranked items that still fit (a long item must not keep shorter ones out).
+    """
+    pinned = [i for i in items if i.kind in PINNED]
+    ranked = rank([i for i in items if i.kind not in PINNED], counter)
     full = render([*pinned, *ranked])
     if counter.count_text(full) <= budget:
         return full
-    low, high = 0, len(ranked)  # invariant: top-`low` fits (or low == 0), top-`high` may not
-    while low < high:
-        middle = (low + high + 1) // 2
-        if counter.count_text(render([*pinned, *ranked[:middle]])) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    text = render([*pinned, *ranked[:low]])
-    if low == 0 and counter.count_text(text) > budget:
+    if ranked and counter.count_text(render(pinned)) > budget * PINNED_SHARE:
+        # A long task and focus would leave no room for the facts: cut them to their shares.
+        pinned = [_shrunk(i, int(budget * SHARES.get(i.kind, 1.0)), counter) for i in pinned]
+    low = _fitting_prefix(pinned, ranked, budget, counter)
+    kept = _fill([*pinned, *ranked[:low]], ranked[low:], budget, counter)
+    text = render(kept)
+    if low == 0 and len(kept) == len(pinned) and counter.count_text(text) > budget:
         share = max(budget // max(len(pinned), 1) - 4, 1)
         text = render(
             [_shrunk(i, share, counter) for i in pinned]  # task and focus split the budget
         )
     return truncate_to_tokens(text, budget, counter)
+
+
+def _fill(kept: list[Item], rest: Sequence[Item], budget: int, counter: TokenCounter) -> list[Item]:
+    """`kept` plus, in rank order, every item of `rest` whose line still fits the budget.
+
+    Each candidate costs its own line's tokens (+ a section header when its section is new);
+    the sum is an estimate, so the additions are checked exactly and trimmed to a fitting prefix.
+    """
+    used = counter.count_text(render(kept))
+    workdir = next((i.text for i in kept if i.kind == "workdir"), None)
+    sections = {_section(i) for i in kept}
+    added: list[Item] = []
+    for item in rest:
+        cost = counter.count_text(item_line(item, workdir)) + 1
+        if _section(item) not in sections:
+            cost += counter.count_text(_section(item)) + 1
+        if used + cost <= budget:
+            added.append(item)
+            used += cost
+            sections.add(_section(item))
+    return [*kept, *added[: _fitting_prefix(kept, added, budget, counter)]]
+
+
+def _fitting_prefix(
+    base: list[Item], extra: Sequence[Item], budget: int, counter: TokenCounter
+) -> int:
+    """The largest n such that `base` + the first n of `extra` renders within `budget`.
+
+    Binary search: the rendered size grows with every item added, so fitting is monotonic.
+    """
+    low, high = 0, len(extra)  # invariant: top-`low` fits (or low == 0), top-`high` may not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if counter.count_text(render([*base, *extra[:middle]])) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _section(item: Item) -> str:
+    return next((header for header, belongs in SECTIONS if belongs(item)), item.kind)
 
 
 def _shrunk(item: Item, tokens: int, counter: TokenCounter) -> Item:

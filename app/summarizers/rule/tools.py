@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FileStatus = str  # "read" | "written" | "created" | "modified"
+from app.summarizers.rule.paths import is_path_like
+from app.summarizers.rule.shell import FileStatus, shell_files
 
 COMMAND_WORDS = {"bash", "shell", "sh", "zsh", "terminal", "exec", "execute", "run", "command"}
 COMMAND_ARGS = ("command", "cmd", "script", "commands")
@@ -24,6 +24,8 @@ CREATE_VERBS = {"create", "new", "add", "save", "touch", "put", "mkdir"}
 WRITE_VERBS = {"write"}
 MODIFY_VERBS = {"edit", "update", "modify", "patch", "replace", "delete", "remove", "rename"}
 MODIFY_VERBS |= {"move", "append", "insert", "str", "multiedit", "rm", "apply"}
+SEARCH_WORDS = {"grep", "glob", "search", "find"}
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 PATH_KEYS: tuple[str, ...] = ("path", "file_path", "filepath", "file", "filename", "target_file")
 PATH_KEYS += ("notebook_path", "target", "dest", "destination", "source", "src", "new_path")
 PATH_LIST_KEYS = ("paths", "files", "file_paths")
@@ -35,9 +37,6 @@ EDITOR_COMMANDS = {
     "undo_edit": "modified",
 }
 
-_PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/?[\w.\-@+]+(?:/[\w.\-@+]+)*$")
-_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-_REDIRECT = re.compile(r"(?<![<>&\d])(>>?)\s*([^\s;&|<>()]+)")
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _DIFF_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 _DIFF_NEW = re.compile(r"^--- /dev/null\n\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
@@ -82,14 +81,6 @@ def name_words(name: str) -> list[str]:
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
 
 
-def is_path_like(value: str) -> bool:
-    if not value or len(value) > 300 or "://" in value or value.startswith("-"):
-        return False
-    if not _PATH_LIKE.match(value):
-        return False
-    return "/" in value or bool(_HAS_EXTENSION.search(value))
-
-
 def one_line(text: str, limit: int = 200) -> str:
     """A command as one line: first line, with a marker when more was cut."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
@@ -111,7 +102,10 @@ def classify_call(call_id: str, name: str, raw_args: Any) -> ToolUse:
         return ToolUse(call_id, name, args, files, None)
     if command is not None:
         return ToolUse(call_id, name, args, shell_files(command), one_line(command))
-    return ToolUse(call_id, name, args, _pairs(_arg_paths(args), _status_from_verbs(words)), None)
+    paths = _arg_paths(args)
+    if words & SEARCH_WORDS:  # a search's path is where it looked, not a file it read
+        paths = [p for p in paths if _HAS_EXTENSION.search(p)]
+    return ToolUse(call_id, name, args, _pairs(paths, _status_from_verbs(words)), None)
 
 
 def _command_text(args: Mapping[str, Any], words: set[str]) -> str | None:
@@ -157,40 +151,3 @@ def _patch_files(patch: str) -> tuple[tuple[str, FileStatus], ...]:
     created = set(_DIFF_NEW.findall(patch))
     found += [(p, "created" if p in created else "modified") for p in _DIFF_TARGET.findall(patch)]
     return tuple(dict.fromkeys(found))
-
-
-def shell_files(command: str) -> tuple[tuple[str, FileStatus], ...]:
-    """Files a shell command reads or writes: cat/head/tail, sed -i, redirects, tee, cp, mv."""
-    found: list[tuple[str, FileStatus]] = []
-    for op, target in _REDIRECT.findall(command):
-        if target != "/dev/null" and not target.startswith("&"):
-            found.append((target, "written" if op == ">" else "modified"))
-    for segment in re.split(r"&&|\|\||[;|\n]", command):
-        found += _segment_files(segment)
-    return tuple(dict.fromkeys(found))
-
-
-def _segment_files(segment: str) -> list[tuple[str, FileStatus]]:
-    segment = _REDIRECT.sub(" ", segment)
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        words = segment.split()
-    if not words:
-        return []
-    program, rest = words[0], [w for w in words[1:] if not w.startswith("-")]
-    paths = [w for w in rest if is_path_like(w)]
-    if program in {"cat", "head", "tail", "less", "more", "bat", "nl"}:
-        return [(p, "read") for p in paths]
-    if program == "sed" and any(w.startswith("-i") for w in words[1:]) and paths:
-        return [(paths[-1], "modified")]
-    if program == "tee":
-        return [(p, "modified" if "-a" in words else "written") for p in paths]
-    if program == "touch":
-        return [(p, "created") for p in paths]
-    if program == "rm":
-        return [(p, "modified") for p in paths]
-    if program in {"cp", "mv"} and len(paths) >= 2:
-        moved = [(paths[0], "modified")] if program == "mv" else []
-        return [*moved, (paths[-1], "written")]
-    return []
