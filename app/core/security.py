@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.core.errors import PayloadTooLarge
+from app.core.errors import PayloadTooLarge, Unauthorized
 
 OPEN_TENANT = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/redoc"})
@@ -97,6 +97,54 @@ def bearer_token(authorization: str | None) -> str | None:
     scheme, _, token = authorization.partition(" ")
     token = token.strip()
     return token if scheme.lower() == "bearer" and token else None
+
+
+def resolve_tenant(keyring: KeyRing, authorization: str | None) -> str:
+    """The tenant of an `Authorization: Bearer <key>` header (scheme case-insensitive);
+    "default" in open mode; Unauthorized otherwise."""
+    if keyring.is_open:
+        return OPEN_TENANT
+    token = bearer_token(authorization)
+    if token is None:
+        raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
+    tenant = keyring.tenant_for(token)
+    if tenant is None:
+        raise Unauthorized("invalid API key")
+    return tenant
+
+
+class AuthMiddleware:
+    """Authenticates before anything reads the body: an unauthenticated request gets its 401
+    without its JSON being parsed or validated. The tenant goes to `scope["state"]`."""
+
+    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+        self.app = app
+        self.keyring = keyring
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"authorization")
+        try:
+            tenant = resolve_tenant(self.keyring, header.decode("latin-1") if header else None)
+        except Unauthorized as exc:
+            body = json.dumps(exc.envelope()).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"www-authenticate", b"Bearer"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope.setdefault("state", {})["tenant"] = tenant
+        await self.app(scope, receive, send)
 
 
 def is_loopback(host: str) -> bool:

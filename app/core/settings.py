@@ -53,6 +53,9 @@ class Settings(ContextDefaults):
 
     # A fold lease older than this is considered abandoned (crashed worker) and may be taken over.
     fold_lease_s: float = Field(60.0, gt=0)
+    # A request still running after this is answered 503 `request_timeout` (SPEC §11): longer
+    # than a fold can take (summary deadline + fold wait), so only a stuck request meets it.
+    request_timeout_s: float = Field(60.0, gt=0)
     log_level: str = "info"
     access_log: bool = False
 

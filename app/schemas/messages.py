@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.schemas.door import Json
+
 # One request appends at most this many messages; larger imports page through.
 MAX_BATCH = 1000
 
@@ -16,7 +18,7 @@ class MessagesAppend(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_BATCH)
+    messages: list[Json] = Field(min_length=1, max_length=MAX_BATCH)
 
 
 class AppendedMessage(BaseModel):
