@@ -20,18 +20,16 @@ from app.core.logging import get_logger
 log = get_logger("foldwise.guards")
 
 
-def error_response(status: int, code: str, message: str, **headers: str) -> list[Message]:
-    """The two ASGI messages of a JSON error envelope."""
-    body = json.dumps({"error": {"code": code, "message": message, "details": None}}).encode()
+async def send_error(send: Send, status: int, envelope: dict[str, Any], **headers: str) -> None:
+    """Send a JSON error envelope as a complete ASGI response (headers: `retry_after=…`)."""
+    body = json.dumps(envelope).encode()
     raw: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
     raw += [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()]
-    return [
-        {"type": "http.response.start", "status": status, "headers": raw},
-        {"type": "http.response.body", "body": body},
-    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
 
 
 class RequestGuardMiddleware:
@@ -75,5 +73,5 @@ class RequestGuardMiddleware:
         if started:  # half a response is out: only closing the connection can end it
             raise RuntimeError("response interrupted") from None
         status, code, message, headers = failure
-        for part in error_response(status, code, message, **headers):
-            await send(part)
+        envelope = {"error": {"code": code, "message": message, "details": None}}
+        await send_error(send, status, envelope, **headers)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import json
 import re
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.errors import PayloadTooLarge, Unauthorized
+from app.core.guards import send_error
 
 OPEN_TENANT = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/redoc"})
@@ -129,19 +129,7 @@ class AuthMiddleware:
         try:
             tenant = resolve_tenant(self.keyring, header.decode("latin-1") if header else None)
         except Unauthorized as exc:
-            body = json.dumps(exc.envelope()).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"www-authenticate", b"Bearer"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await send_error(send, 401, exc.envelope(), www_authenticate="Bearer")
             return
         scope.setdefault("state", {})["tenant"] = tenant
         await self.app(scope, receive, send)
@@ -210,18 +198,5 @@ class BodySizeLimitMiddleware:
         return f"request body exceeds {self.max_bytes} bytes"
 
     async def _reject(self, send: Send) -> None:
-        body = json.dumps(
-            PayloadTooLarge(self._message(), {"max_bytes": self.max_bytes}).envelope()
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        envelope = PayloadTooLarge(self._message(), {"max_bytes": self.max_bytes}).envelope()
+        await send_error(send, 413, envelope, connection="close")
