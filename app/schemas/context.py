@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import SummaryState
-from app.schemas.door import Json, Text, TokenCount
+from app.schemas.door import Json, Text, TokenCount, check_tool_ids
 
 Format = Literal["anthropic", "openai", "raw"]
 SummarizeMode = Literal["auto", "never", "force"]
@@ -82,6 +82,12 @@ class AssembleRequest(BaseModel):
     max_summary_tokens: TokenCount | None = Field(None, ge=50)
     fold_target: float | None = Field(None, gt=0, le=1)
     explain: bool = False
+
+    @field_validator("messages")
+    @classmethod
+    def _unique_tool_ids(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        check_tool_ids(messages)
+        return messages
 
 
 class AssembleResponse(BaseModel):

@@ -15,6 +15,7 @@ can make a later read fail. Rejected with a 422 that names the field and the pla
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
@@ -86,3 +87,49 @@ SqlInt = Annotated[int, Field(ge=0, le=MAX_SQL_INT)]
 """A non-negative integer that reaches SQL (seqs, limits, counts)."""
 TokenCount = Annotated[int, Field(le=MAX_SQL_INT)]
 """A token amount from a client (budgets, reserves); bounds come with each field."""
+
+
+# Tool call ids: what Anthropic (`toolu_…`, ^[A-Za-z0-9_-]+$) and OpenAI (`call_…`) issue,
+# plus '.' and ':'; ASCII only, so every database stores and finds them byte for byte.
+TOOL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,256}")
+
+
+def _tool_ids(message: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(calls, results) of one posted message as (path, id) pairs, either provider's shape."""
+    calls: list[tuple[str, Any]] = []
+    results: list[tuple[str, Any]] = []
+    if "tool_call_id" in message:
+        results.append(("tool_call_id", message["tool_call_id"]))
+    tool_calls = message.get("tool_calls")
+    for i, call in enumerate(tool_calls if isinstance(tool_calls, list) else ()):
+        if isinstance(call, dict) and "id" in call:
+            calls.append((f"tool_calls.{i}.id", call["id"]))
+    content = message.get("content")
+    for i, block in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and "id" in block:
+            calls.append((f"content.{i}.id", block["id"]))
+        elif block.get("type") == "tool_result" and "tool_use_id" in block:
+            results.append((f"content.{i}.tool_use_id", block["tool_use_id"]))
+    return calls, results
+
+
+def check_tool_ids(messages: list[dict[str, Any]]) -> list[str]:
+    """Every tool id well-formed and every call id used once in `messages`; returns the call
+    ids. A reused call id made the pairing of calls and results ambiguous (and providers
+    reject it), so it is refused here rather than repaired at read time."""
+    seen: dict[str, str] = {}
+    for index, message in enumerate(messages):
+        calls, results = _tool_ids(message)
+        for path, value in calls + results:
+            if not isinstance(value, str) or not TOOL_ID.fullmatch(value):
+                raise DoorError(
+                    f"messages.{index}.{path}: a tool id is 1-256 characters of A-Z a-z 0-9 _ . : -"
+                )
+        for path, value in calls:
+            where = f"messages.{index}.{path}"
+            if value in seen:
+                raise DoorError(f"{where}: tool call id {value!r} is already used by {seen[value]}")
+            seen[value] = where
+    return list(seen)

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import UnknownModel
+from app.core.errors import InvalidMessage, UnknownModel
 from app.core.metrics import MESSAGES_APPENDED
 from app.core.settings import Settings
 from app.engine.shapes import NormalizedMessage, normalize_message
@@ -79,6 +79,7 @@ class MessageService:
         stored = await self.messages.by_client_ids(
             session.pk, (m.client_id for m in normalized if m.client_id)
         )
+        await self._refuse_reused_call_ids(session, normalized, stored)
         results: list[AppendedMessage] = []
         new_rows: list[Message] = []
         now = utcnow()
@@ -98,6 +99,28 @@ class MessageService:
             await self.sessions.advance_seq(session, len(new_rows), tokens)
             MESSAGES_APPENDED.inc(len(new_rows))
         return AppendResult(messages=results)
+
+    async def _refuse_reused_call_ids(
+        self, session: Session, normalized: list[NormalizedMessage], stored: Mapping[str, Message]
+    ) -> None:
+        """422 when a new message reuses a tool call id an earlier turn made (after the clear
+        marker): its results could no longer be told apart. Retries (known client_id) are
+        not new."""
+        fresh = [m for m in normalized if not (m.client_id and m.client_id in stored)]
+        ids = [str(call["id"]) for m in fresh for call in m.tool_calls or () if "id" in call] + [
+            str(block["id"])
+            for m in fresh
+            if isinstance(m.content, list)
+            for block in m.content
+            if block.get("type") == "tool_use" and "id" in block
+        ]
+        clash = await self.messages.call_ids_in_use(session.pk, session.cleared_through_seq, ids)
+        if clash:
+            reused = sorted(clash)
+            raise InvalidMessage(
+                f"tool call id(s) already used in this session: {', '.join(reused)}",
+                {"reused_tool_ids": reused},
+            )
 
     @staticmethod
     def _new_row(
