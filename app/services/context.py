@@ -16,6 +16,7 @@ never over budget) is served.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -139,7 +140,9 @@ class ContextAssembler:
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
             snapshot = await self._load(session_id, options)
             info = self.registry.get(options.model or snapshot.session_model)
-            result = self._assemble(snapshot, info, options, mode)
+            # CPU work (counting, pruning, truncating) runs in a thread, never on the event
+            # loop: a heavy context must not stall /healthz and every other request.
+            result = await asyncio.to_thread(self._assemble, snapshot, info, options, mode)
             job = self._fold_job(snapshot, result, options, mode)
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
