@@ -46,6 +46,10 @@ from app.tokens.registry import ModelInfo, ModelRegistry
 # Load → assemble → fold rounds per request: one fold, plus one re-read after losing a race
 # or re-compressing; a third plan is served as the engine's fitted fallback instead.
 MAX_FOLD_ROUNDS = 3
+FOLD_BUSY = (
+    "another request is folding this session: served the fitted context (oldest units left "
+    "out) instead of waiting longer"
+)
 # The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
 MIN_SUMMARY_TOKENS = 16
 
@@ -147,6 +151,8 @@ class ContextAssembler:
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
             outcome = await self._coordinator(info).run(job)
+            if outcome.status == "busy":  # another worker's fold outlasted fold_wait_s
+                result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_BUSY))
             if outcome.status in ("unchanged", "busy"):
                 break  # nothing better to wait for: serve this (already fitted) result
             if outcome.status == "folded":
