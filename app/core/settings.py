@@ -61,6 +61,12 @@ class Settings(ContextDefaults):
     # A request still running after this is answered 503 `request_timeout` (SPEC §11): longer
     # than a fold can take (summary deadline + fold wait), so only a stuck request meets it.
     request_timeout_s: float = Field(60.0, gt=0)
+    # Connection hygiene (`foldwise serve`): a request's headers must arrive within
+    # header_timeout_s and its body within body_timeout_s (8 MiB at ~300 KB/s), else the
+    # connection is closed; idle keep-alive connections close after keep_alive_s.
+    header_timeout_s: float = Field(10.0, gt=0)
+    body_timeout_s: float = Field(30.0, gt=0)
+    keep_alive_s: int = Field(5, ge=1)
     log_level: str = "info"
     access_log: bool = False
 
