@@ -58,8 +58,8 @@ def truncate_text(text: str, allowance: int, counter: TokenCounter) -> str | Non
 # message of n tiny blocks costs O(n log n) instead of a re-count of the message per slot.
 SEARCHED_SLOTS = 32
 # A text shorter than this is cut whole, not searched: a head of a few characters plus the
-# ~25-character marker saves nothing. Texts no longer than a marker are left alone.
-SEARCH_MIN_CHARS = 64
+# ~25-character marker saves little. Texts no longer than a marker are left alone.
+SEARCH_MIN_CHARS = 256
 
 
 class _Draft:
@@ -71,8 +71,8 @@ class _Draft:
         self.cuts: dict[Slot, str] = {}
         self._by_piece: dict[Slot, dict[Slot, str]] = {}
         self._counts: dict[Slot, int] = {}
-        overhead = max(0, message.tokens - body_tokens(message, counter))
-        self.total = overhead + body_tokens(message, counter)
+        body = body_tokens(message, counter)
+        self.total = max(0, message.tokens - body) + body
 
     def piece_tokens(self, piece: Slot, extra: Mapping[Slot, str] | None = None) -> int:
         if extra is None and piece in self._counts:
@@ -106,6 +106,9 @@ class _Draft:
         self.total += sum(self.piece_tokens(piece) for piece in touched) - before
 
     def result(self, allowance: int) -> Message | None:
+        """The cut message, re-counted whole, if it fits (the piecewise total says when not)."""
+        if self.total > allowance:
+            return None
         final = replace_slots(self.message, self.cuts, self.counter)
         return final if final.tokens <= allowance else None
 
