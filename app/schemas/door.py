@@ -127,6 +127,8 @@ def check_tool_ids(messages: list[dict[str, Any]]) -> list[str]:
                 raise DoorError(
                     f"messages.{index}.{path}: a tool id is 1-256 characters of A-Z a-z 0-9 _ . : -"
                 )
+        if len(seen) + len(calls) > MAX_ITEMS:
+            raise DoorError(f"more than {MAX_ITEMS} tool calls in one request")
         for path, value in calls:
             where = f"messages.{index}.{path}"
             if value in seen:
