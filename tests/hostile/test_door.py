@@ -275,3 +275,26 @@ async def test_no_accepted_write_makes_a_later_read_fail(
     stored = (await client.get(f"/sessions/{sid}/messages?limit=1000")).json()["messages"]
     accepted = [m for batch in batches for m in batch]
     assert len(stored) <= len(accepted)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    system_prompt=HOSTILE_TEXT,
+    metadata=st.dictionaries(HOSTILE_TEXT, HOSTILE_VALUE, max_size=3),
+    tool_name=HOSTILE_TEXT,
+)
+async def test_no_accepted_session_update_makes_a_later_read_fail(
+    client: httpx.AsyncClient, system_prompt: str, metadata: dict[str, Any], tool_name: str
+) -> None:
+    if (await client.post("/sessions", json={"id": "p"})).status_code == 201:
+        await _post(client, "/sessions/p/messages", {"messages": [user("hello")]})
+    tools = [{"name": tool_name, "description": "d", "input_schema": {"type": "object"}}]
+    for body in ({"system_prompt": system_prompt}, {"metadata": metadata}, {"tools": tools}):
+        document = json.dumps(body, allow_nan=True)
+        response = await client.patch("/sessions/p", **_raw(document))
+        assert response.status_code in (200, 422), response.text
+        await _reads_ok(client, "p")
