@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import SummaryState
-from app.schemas.door import Json, Text, TokenCount, check_tool_ids
+from app.schemas.door import Json, MessageJson, Text, TokenCount, check_tool_ids
 
 Format = Literal["anthropic", "openai", "raw"]
 SummarizeMode = Literal["auto", "never", "force"]
@@ -65,7 +65,7 @@ class AssembleRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[Json] = Field(max_length=100_000)
+    messages: list[MessageJson] = Field(max_length=100_000)
     system: Text | None = None
     summary: Text | None = None
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")

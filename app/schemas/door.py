@@ -14,6 +14,7 @@ can make a later read fail. Rejected with a 422 that names the field and the pla
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Annotated, Any
@@ -79,10 +80,33 @@ def _checked(value: Any) -> Any:
     return value
 
 
+def _checked_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message is checked like any JSON, and so are the OpenAI tool-call `arguments` it
+    carries as a JSON *string*: the engine, the renderers and the summarizers parse them."""
+    check_json(message)
+    calls = message.get("tool_calls")
+    for i, call in enumerate(calls if isinstance(calls, list) else ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            continue
+        where = f"tool_calls.{i}.function.arguments"
+        try:
+            parsed = json.loads(arguments)
+        except RecursionError:
+            raise DoorError(f"{where} is nested more than {MAX_DEPTH} levels deep") from None
+        except ValueError:
+            continue  # not JSON: every reader keeps it as plain text
+        check_json(parsed, where, depth=1)
+    return message
+
+
 Text = Annotated[str, AfterValidator(_checked)]
 """A string stored or processed as is: no NUL, no lone surrogate."""
 Json = Annotated[dict[str, Any], AfterValidator(_checked)]
-"""A JSON object stored or processed as is (a message, a tool, metadata)."""
+"""A JSON object stored or processed as is (a tool, metadata)."""
+MessageJson = Annotated[dict[str, Any], AfterValidator(_checked_message)]
+"""A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings."""
 SqlInt = Annotated[int, Field(ge=0, le=MAX_SQL_INT)]
 """A non-negative integer that reaches SQL (seqs, limits, counts)."""
 TokenCount = Annotated[int, Field(le=MAX_SQL_INT)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.schemas.door import Json, check_tool_ids
+from app.schemas.door import MessageJson, check_tool_ids
 
 # One request appends at most this many messages; larger imports page through.
 MAX_BATCH = 1000
@@ -18,7 +18,7 @@ class MessagesAppend(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[Json] = Field(min_length=1, max_length=MAX_BATCH)
+    messages: list[MessageJson] = Field(min_length=1, max_length=MAX_BATCH)
 
     @field_validator("messages")
     @classmethod

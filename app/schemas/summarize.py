@@ -6,13 +6,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.door import Json, Text
+from app.schemas.door import MessageJson, Text
 
 
 class SummarizeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[Json] = Field(max_length=10_000)
+    messages: list[MessageJson] = Field(max_length=10_000)
     previous_summary: Text | None = None
     strategy: Literal["auto", "rule", "llm", "hybrid"] | None = Field(
         None, description="Default: FOLDWISE_STRATEGY (auto: llm with a key, else rule)."

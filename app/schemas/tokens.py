@@ -6,7 +6,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.door import Json, Text
+from app.schemas.door import Json, MessageJson, Text
 
 
 class CountTokensRequest(BaseModel):
@@ -15,7 +15,7 @@ class CountTokensRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: Text | None = None
-    messages: list[Json] | None = Field(None, max_length=10_000)
+    messages: list[MessageJson] | None = Field(None, max_length=10_000)
     tools: list[Json] | None = None
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
 

@@ -298,3 +298,45 @@ async def test_no_accepted_session_update_makes_a_later_read_fail(
         response = await client.patch("/sessions/p", **_raw(document))
         assert response.status_code in (200, 422), response.text
         await _reads_ok(client, "p")
+
+
+def _openai_turn(arguments: str) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    return [
+        user("go"),
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x" * 5000},
+    ]
+
+
+class TestToolArgumentStrings:
+    @pytest.mark.parametrize(
+        "arguments",
+        [
+            "[" * 100_000 + "]" * 100_000,
+            '{"a": ' * 5_000 + "1" + "}" * 5_000,
+            '{"s": "\\ud800"}',
+            '{"n": NaN}',
+            "1e999",
+            '"\\u0000"',
+        ],
+    )
+    async def test_json_inside_arguments_is_checked_too(
+        self, client: httpx.AsyncClient, arguments: str
+    ) -> None:
+        await _session(client)
+        messages = _openai_turn(arguments)
+        for url, body in (
+            ("/sessions/s/messages", {"messages": messages}),
+            ("/assemble-context", {"messages": messages, "max_tokens": 60}),
+            ("/summarize-context", {"messages": messages}),
+            ("/count-tokens", {"messages": messages}),
+        ):
+            _assert_field_error(await _post(client, url, body), "arguments")
+        await _reads_ok(client)
+
+    async def test_arguments_that_are_not_json_stay_text(self, client: httpx.AsyncClient) -> None:
+        await _session(client)
+        response = await _post(client, "/sessions/s/messages", {"messages": _openai_turn("{oops")})
+        assert response.status_code == 201
+        await _reads_ok(client)
