@@ -243,8 +243,17 @@ class FoldCoordinator:
         factory = self.summarizer_factory(
             strategy, settings=self.settings, counter=self.counter, cache=cache
         )
+        # The rule summarizer is pure CPU (no client, no cache): it runs in a worker thread
+        # with a loop of its own, so a large fold never stalls this process's event loop.
+        # Injected summarizers (tests) may hold loop-bound state and run here.
+        offload = self.summarizer_factory is open_summarizer and (
+            resolve_strategy(strategy, self.settings) == "rule"
+        )
         async with factory as summarizer:
-            result = await summarizer.summarize(request)
+            if offload:
+                result = await asyncio.to_thread(asyncio.run, summarizer.summarize(request))
+            else:
+                result = await summarizer.summarize(request)
         if result.fallback and result.method == "fallback":
             SUMMARIZER_FALLBACKS.labels(result.fallback[:64]).inc()
         return result
