@@ -8,6 +8,7 @@ here, once, with the session model's counter; assembly later only sums them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -75,6 +76,9 @@ class MessageService:
         session = await self.sessions.get_or_raise(session_id)
         normalized = [normalize_message(item, index) for index, item in enumerate(raw)]
         counter = self._counter(session)
+        # Counting up to 8 MiB of text is CPU work: done in a thread, and before the write
+        # lock is taken, so neither the event loop nor other writers wait for it.
+        counts = await asyncio.to_thread(lambda: [counter.count_normalized(m) for m in normalized])
         last_seq = await self.sessions.lock_for_append(session)
         stored = await self.messages.by_client_ids(
             session.pk, (m.client_id for m in normalized if m.client_id)
@@ -83,12 +87,12 @@ class MessageService:
         results: list[AppendedMessage] = []
         new_rows: list[Message] = []
         now = utcnow()
-        for message in normalized:
+        for message, tokens in zip(normalized, counts, strict=True):
             known = stored.get(message.client_id) if message.client_id else None
             if known is not None:
                 results.append(_appended(known, duplicate=True))
                 continue
-            row = self._new_row(session, message, last_seq + len(new_rows) + 1, counter, now)
+            row = self._new_row(session, message, last_seq + len(new_rows) + 1, tokens, now)
             new_rows.append(row)
             if message.client_id:
                 stored[message.client_id] = row
@@ -127,7 +131,7 @@ class MessageService:
         session: Session,
         message: NormalizedMessage,
         seq: int,
-        counter: TiktokenCounter,
+        token_count: int,
         now: datetime,
     ) -> Message:
         tool_calls = [dict(call) for call in message.tool_calls] if message.tool_calls else None
@@ -141,7 +145,7 @@ class MessageService:
             tool_calls=tool_calls,
             tool_call_id=message.tool_call_id,
             meta=dict(message.metadata or {}),
-            token_count=counter.count_normalized(message),
+            token_count=token_count,
             client_id=message.client_id,
             created_at=now,
         )
