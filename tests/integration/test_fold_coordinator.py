@@ -159,18 +159,18 @@ class TestLeaseRenewal:
     async def test_a_fold_longer_than_its_lease_keeps_it(
         self, db_url: str, make_client: MakeClient
     ) -> None:
-        # Lease 0.3 s, fold 1.2 s: without renewal a second worker would take over and pay for
+        # Lease 1 s, fold 3 s: without renewal a second worker would take over and pay for
         # a second summarizer call; with it the second one waits its bound, then gives up.
-        app = create_app(make_settings(db_url, fold_lease_s=0.3, fold_wait_s=0.6))
+        app = create_app(make_settings(db_url, fold_lease_s=1.0, fold_wait_s=1.5))
         client = await make_client(app)
         await create_session(client, id="s")
         await append(client, "s", *(user(f"m{i}") for i in range(4)))
         async with session_scope(app.state.sessionmaker) as db:
             pk = int(await db.scalar(select(Session.pk).where(Session.external_id == "s")) or 0)
-        summarizer = SlowSummarizer(delay=1.2)
+        summarizer = SlowSummarizer(delay=3.0)
 
         async def late() -> str:
-            await asyncio.sleep(0.4)
+            await asyncio.sleep(0.5)
             return (await coordinator(app, summarizer).run(job(pk))).status
 
         first, second = await asyncio.gather(coordinator(app, summarizer).run(job(pk)), late())
