@@ -70,6 +70,9 @@ def cmd_serve(settings: Settings, host: str, port: int, workers: int) -> int:
         # Off by default: one log line per request costs a third of the throughput of a
         # cheap route (measured in bench/); /metrics counts every request anyway.
         "access_log": settings.access_log,
+        # Read deadlines for headers and body (app/core/server.py), idle keep-alive limit.
+        "http": "app.core.server:TimedHttpToolsProtocol",
+        "timeout_keep_alive": settings.keep_alive_s,
     }
     if workers > 1:
         uvicorn.run("app.main:create_app", factory=True, workers=workers, **options)

@@ -19,14 +19,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app.api.routes import context, health, messages, sessions, summarize, tokens
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
+from app.core.guards import RequestGuardMiddleware
 from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
-from app.core.security import BodySizeLimitMiddleware, KeyRing
+from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
 log = get_logger("foldwise")
+
+# A validation error repeats the rejected value only up to this size.
+MAX_ECHOED_CHARS = 200
 
 _HTTP_CODES = {
     400: "bad_request",
@@ -47,7 +51,9 @@ def _json_safe(value: Any) -> Any:
         return [_json_safe(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    if value is None or isinstance(value, str | int | float | bool):
+    if isinstance(value, str):  # a lone surrogate cannot be encoded: show it escaped
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if value is None or isinstance(value, int | float | bool):
         return value
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
@@ -80,10 +86,23 @@ async def _foldwise_error(_request: Request, exc: Exception) -> JSONResponse:
     return _envelope(exc.status_code, exc.code, exc.message, _json_safe(exc.details))
 
 
+def _small(value: Any) -> bool:
+    return (
+        value is None
+        or isinstance(value, int | float | bool)
+        or (isinstance(value, str) and len(value) <= MAX_ECHOED_CHARS)
+    )
+
+
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    # The offending input is echoed only when small: a rejected message may be megabytes.
     errors = [
-        {key: err[key] for key in ("type", "loc", "msg", "input", "ctx") if key in err}
+        {
+            key: err[key]
+            for key in ("type", "loc", "msg", "input", "ctx")
+            if key in err and (key != "input" or _small(err[key]))
+        }
         for err in exc.errors()
     ]
     first = errors[0] if errors else {}
@@ -137,9 +156,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(OperationalError, _database_busy)
     app.add_exception_handler(PoolTimeout, _database_busy)
 
-    # Added innermost first: metrics wrap CORS, which wraps the body limit, so a 413
-    # still carries CORS headers and is counted.
+    # Added innermost first: metrics wrap the guard (deadline, 500 envelope), which wraps CORS,
+    # which wraps auth and the body limit, so a 401 or 413 still carries CORS headers and is
+    # counted, and auth answers before any body is read.
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AuthMiddleware, keyring=keyring)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -148,6 +169,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_headers=["Authorization", "Content-Type"],
             max_age=600,
         )
+    app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
     app.add_middleware(MetricsMiddleware)
 
     for module in (health, sessions, messages, tokens, context, summarize):

@@ -6,6 +6,7 @@ settings never touches process-wide state.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, cast
 
@@ -13,10 +14,13 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.db import read_scope, session_scope
-from app.core.errors import Unauthorized
-from app.core.security import OPEN_TENANT, KeyRing, bearer_token
+from app.core.errors import SessionNotFound
+from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
+from app.schemas.sessions import SESSION_ID_PATTERN
 from app.tokens.registry import ModelRegistry
+
+_SESSION_ID = re.compile(SESSION_ID_PATTERN)
 
 
 def get_app_settings(request: Request) -> Settings:
@@ -42,17 +46,21 @@ async def get_read_db(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 def get_tenant(request: Request) -> str:
-    """The tenant of the bearer key; "default" in open mode; 401 otherwise."""
+    """The tenant AuthMiddleware resolved before the body was read (resolved here when the
+    app runs without it); "default" in open mode; 401 otherwise."""
+    tenant = getattr(request.state, "tenant", None)
+    if isinstance(tenant, str):
+        return tenant
     keyring = cast(KeyRing, request.app.state.keyring)
-    if keyring.is_open:
-        return OPEN_TENANT
-    token = bearer_token(request.headers.get("authorization"))
-    if token is None:
-        raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
-    tenant = keyring.tenant_for(token)
-    if tenant is None:
-        raise Unauthorized("invalid API key")
-    return tenant
+    return resolve_tenant(keyring, request.headers.get("authorization"))
+
+
+def get_session_id(session_id: str) -> str:
+    """The `{session_id}` of a path. An id no session can have (every id is created under
+    SESSION_ID_PATTERN) is a 404 before any query: NUL or odd bytes never reach the database."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise SessionNotFound(session_id)
+    return session_id
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
@@ -63,3 +71,4 @@ RegistryDep = Annotated[ModelRegistry, Depends(get_registry)]
 DbSession = Annotated[AsyncSession, Depends(get_db, scope="function")]
 ReadDb = Annotated[AsyncSession, Depends(get_read_db, scope="function")]
 Tenant = Annotated[str, Depends(get_tenant)]
+SessionId = Annotated[str, Depends(get_session_id)]

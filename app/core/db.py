@@ -96,13 +96,21 @@ def _on_sqlite_begin(connection: Any) -> None:
 def create_engine(database_url: str) -> AsyncEngine:
     """The async engine for `database_url` (plain or async-driver URL)."""
     url = normalize_database_url(database_url)
+    # Parameters are message contents (and whatever secrets they hold): never in a log line
+    # or an error message, at any log level.
     if url.get_backend_name() == "sqlite":
-        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        engine = create_async_engine(
+            url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, hide_parameters=True
+        )
         event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
         event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
         return engine
     return create_async_engine(
-        url, pool_size=PG_POOL_SIZE, max_overflow=PG_MAX_OVERFLOW, pool_pre_ping=True
+        url,
+        pool_size=PG_POOL_SIZE,
+        max_overflow=PG_MAX_OVERFLOW,
+        pool_pre_ping=True,
+        hide_parameters=True,
     )
 
 

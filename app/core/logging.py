@@ -34,6 +34,12 @@ def configure_logging(level: str = "info") -> None:
     # Alembic announces each autogenerate plugin at INFO on every start; keep the
     # "Running upgrade" lines, drop the noise.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # Message contents never reach the log at any level: aiosqlite logs each call with its
+    # parameters at DEBUG, SQLAlchemy result rows at DEBUG (statements stay, at INFO, with
+    # their parameters hidden by the engine's hide_parameters).
+    logging.getLogger("aiosqlite").setLevel(logging.INFO)
+    for name in ("sqlalchemy.engine", "sqlalchemy.pool"):
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
 
 
 def get_logger(name: str) -> logging.Logger:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import json
 import re
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.core.errors import PayloadTooLarge
+from app.core.errors import PayloadTooLarge, Unauthorized
+from app.core.guards import send_error
 
 OPEN_TENANT = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/redoc"})
@@ -99,6 +99,42 @@ def bearer_token(authorization: str | None) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
+def resolve_tenant(keyring: KeyRing, authorization: str | None) -> str:
+    """The tenant of an `Authorization: Bearer <key>` header (scheme case-insensitive);
+    "default" in open mode; Unauthorized otherwise."""
+    if keyring.is_open:
+        return OPEN_TENANT
+    token = bearer_token(authorization)
+    if token is None:
+        raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
+    tenant = keyring.tenant_for(token)
+    if tenant is None:
+        raise Unauthorized("invalid API key")
+    return tenant
+
+
+class AuthMiddleware:
+    """Authenticates before anything reads the body: an unauthenticated request gets its 401
+    without its JSON being parsed or validated. The tenant goes to `scope["state"]`."""
+
+    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+        self.app = app
+        self.keyring = keyring
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"authorization")
+        try:
+            tenant = resolve_tenant(self.keyring, header.decode("latin-1") if header else None)
+        except Unauthorized as exc:
+            await send_error(send, 401, exc.envelope(), www_authenticate="Bearer")
+            return
+        scope.setdefault("state", {})["tenant"] = tenant
+        await self.app(scope, receive, send)
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -162,18 +198,5 @@ class BodySizeLimitMiddleware:
         return f"request body exceeds {self.max_bytes} bytes"
 
     async def _reject(self, send: Send) -> None:
-        body = json.dumps(
-            PayloadTooLarge(self._message(), {"max_bytes": self.max_bytes}).envelope()
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        envelope = PayloadTooLarge(self._message(), {"max_bytes": self.max_bytes}).envelope()
+        await send_error(send, 413, envelope, connection="close")

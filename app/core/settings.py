@@ -59,8 +59,22 @@ class Settings(ContextDefaults):
     anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
 
-    # A fold lease older than this is considered abandoned (crashed worker) and may be taken over.
-    fold_lease_s: float = Field(60.0, gt=0)
+    # A fold lease not renewed for this long is abandoned (a crashed worker) and may be taken
+    # over; the worker holding it renews it every third of this while its summarizer runs.
+    fold_lease_s: float = Field(10.0, gt=0)
+    # A request waits at most this long for another worker's fold (SPEC §11), then serves the
+    # fitted context (oldest units left out) with a warning. Well under summary_timeout_s, and
+    # no shorter than a lease, so a crashed worker's lease lapses within one wait.
+    fold_wait_s: float = Field(10.0, gt=0)
+    # A request still running after this is answered 503 `request_timeout` (SPEC §11): longer
+    # than a fold can take (summary deadline + fold wait), so only a stuck request meets it.
+    request_timeout_s: float = Field(60.0, gt=0)
+    # Connection hygiene (`foldwise serve`): a request's headers must arrive within
+    # header_timeout_s and its body within body_timeout_s (8 MiB at ~300 KB/s), else the
+    # connection is closed; idle keep-alive connections close after keep_alive_s.
+    header_timeout_s: float = Field(10.0, gt=0)
+    body_timeout_s: float = Field(30.0, gt=0)
+    keep_alive_s: int = Field(5, ge=1)
     log_level: str = "info"
     access_log: bool = False
 

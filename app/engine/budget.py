@@ -60,9 +60,13 @@ class Budget:
 def compute_budget(
     context_window: int, settings: ContextSettings, max_tokens: int | None
 ) -> Budget:
-    """`max_tokens` if given, else floor(threshold × window) − reserved output (never below 0)."""
+    """`max_tokens` if given, else floor(threshold × window) − reserved output (never below 0).
+
+    A `max_tokens` above the model's window is the window (SPEC §11): nothing larger can be sent
+    (a window of 0 is "not known", as in engine tests: then `max_tokens` stands alone).
+    """
     if max_tokens is not None:
-        tokens = max_tokens
+        tokens = min(max_tokens, context_window) if context_window > 0 else max_tokens
     else:
         tokens = math.floor(settings.threshold * context_window) - settings.reserved_output_tokens
     return Budget(
@@ -83,11 +87,15 @@ def estimate_limit(budget_tokens: int, ratio: float) -> int:
     if ratio <= 0:  # calibration clamps to [0.5, 2.0]; a nonsense ratio means no scaling
         return budget_tokens
     limit = math.floor(budget_tokens / ratio)
-    # Float rounding can put floor(budget / ratio) one or two off either way: settle exactly.
-    while limit > 0 and calibrated(limit, ratio) > budget_tokens:
-        limit -= 1
-    while calibrated(limit + 1, ratio) <= budget_tokens:
-        limit += 1
+    # Float rounding can put floor(budget / ratio) one or two off either way: settle exactly,
+    # in a bounded number of steps (a huge budget is off by more than rounding can fix).
+    for _ in range(4):
+        if limit > 0 and calibrated(limit, ratio) > budget_tokens:
+            limit -= 1
+        elif calibrated(limit + 1, ratio) <= budget_tokens:
+            limit += 1
+    while limit > 0 and calibrated(limit, ratio) > budget_tokens:  # never over: shrink fast
+        limit -= max(1, (calibrated(limit, ratio) - budget_tokens) // 2)
     return max(0, limit)
 
 

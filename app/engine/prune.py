@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from app.engine.types import Message
 from app.engine.units import rebuild
@@ -67,27 +67,60 @@ def _arguments(call: Mapping[str, Any]) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def replace_slots(message: Message, texts: Mapping[Slot, str], counter: TokenCounter) -> Message:
-    """A new message with the given slots replaced, tokens re-counted (input untouched)."""
-    content: Any = copy.deepcopy(message.content)
-    calls = [copy.deepcopy(dict(c)) for c in message.tool_calls or ()]
+def piece_of(slot: Slot) -> Slot:
+    """What a slot's tokens belong to: the string content, block i, or tool call i."""
+    return ("content",) if slot[0] == "content" else (slot[0] == "arg", slot[1])
+
+
+def replace_piece(message: Message, piece: Slot, texts: Mapping[Slot, str]) -> Any:
+    """One piece of `message` (see `piece_of`) with its slots in `texts` replaced.
+
+    Only the containers on the way to a replaced text are copied (the input is never altered):
+    evaluating a candidate cut costs the size of its piece, not a deep copy of it.
+    """
+    if piece == ("content",):
+        return texts.get(piece, message.content)
+    is_call, index = piece
+    if is_call:
+        call = dict((message.tool_calls or ())[index])
+        if texts:
+            arguments = _arguments(call)
+            arguments.update({slot[2]: text for slot, text in texts.items()})
+            function = dict(call["function"])
+            function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+            call["function"] = function
+        return call
+    block = dict(cast(list[dict[str, Any]], message.content)[index])
     for slot, text in texts.items():
         kind = slot[0]
-        if kind == "content":
-            content = text
-        elif kind in ("text", "result"):
-            content[slot[1]]["text" if kind == "text" else "content"] = text
+        if kind in ("text", "result"):
+            block["text" if kind == "text" else "content"] = text
         elif kind == "result_text":
-            content[slot[1]]["content"][slot[2]]["text"] = text
+            nested = block["content"] = list(block["content"])
+            nested[slot[2]] = {**nested[slot[2]], "text": text}
         elif kind == "input":
-            content[slot[1]]["input"][slot[2]] = text
-        elif kind == "arg":
-            arguments = _arguments(calls[slot[1]])
-            arguments[slot[2]] = text
-            function = dict(calls[slot[1]]["function"])
-            function["arguments"] = json.dumps(arguments, ensure_ascii=False)
-            calls[slot[1]]["function"] = function
-    return rebuild(message, counter, content, calls)
+            block["input"] = {**block["input"], slot[2]: text}
+    return block
+
+
+def replace_slots(message: Message, texts: Mapping[Slot, str], counter: TokenCounter) -> Message:
+    """A new message with the given slots replaced, tokens re-counted (input untouched)."""
+    by_piece: dict[Slot, dict[Slot, str]] = {}
+    for slot, text in texts.items():
+        by_piece.setdefault(piece_of(slot), {})[slot] = text
+    content: Any
+    if isinstance(message.content, str):
+        content = replace_piece(message, ("content",), by_piece.get(("content",), {}))
+    else:
+        content = [
+            replace_piece(message, (False, i), by_piece.get((False, i), {}))
+            for i in range(len(message.content))
+        ]
+    calls = [
+        replace_piece(message, (True, i), by_piece.get((True, i), {}))
+        for i in range(len(message.tool_calls or ()))
+    ]
+    return rebuild(message, counter, copy.deepcopy(content), copy.deepcopy(calls))
 
 
 def excerpt(text: str) -> str:

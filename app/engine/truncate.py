@@ -8,10 +8,12 @@ tool pairing survives. Nothing here guesses: a candidate is kept only if the cou
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 
-from app.engine.prune import Slot, replace_slots, text_slots
+from app.engine.prune import Slot, piece_of, replace_piece, replace_slots, text_slots
 from app.engine.types import Message
+from app.engine.units import body_tokens
 from app.tokens.base import TokenCounter
 
 
@@ -51,20 +53,91 @@ def truncate_text(text: str, allowance: int, counter: TokenCounter) -> str | Non
     return None if keep is None else _cut(text, keep, counter)
 
 
+# Slots (largest first) that get a binary search of their own. Past them a message is a heap of
+# small texts: the rest are cut whole, in doubling batches with one recount per batch, so a
+# message of n tiny blocks costs O(n log n) instead of a re-count of the message per slot.
+SEARCHED_SLOTS = 32
+# A text shorter than this is cut whole, not searched: a head of a few characters plus the
+# ~25-character marker saves little. Texts no longer than a marker are left alone.
+SEARCH_MIN_CHARS = 256
+
+
+class _Draft:
+    """A message with cuts applied so far, counted piece by piece (a block, a tool call or the
+    string content): one cut re-counts only its own piece, never the whole message."""
+
+    def __init__(self, message: Message, counter: TokenCounter) -> None:
+        self.message, self.counter = message, counter
+        self.cuts: dict[Slot, str] = {}
+        self._by_piece: dict[Slot, dict[Slot, str]] = {}
+        self._counts: dict[Slot, int] = {}
+        body = body_tokens(message, counter)
+        self.total = max(0, message.tokens - body) + body
+
+    def piece_tokens(self, piece: Slot, extra: Mapping[Slot, str] | None = None) -> int:
+        if extra is None and piece in self._counts:
+            return self._counts[piece]
+        texts = {**self._by_piece.get(piece, {}), **(extra or {})}
+        only = replace_piece(self.message, piece, texts)
+        if piece == ("content",):
+            tokens = self.counter.count_text(str(only))
+        elif piece[0]:  # a tool call
+            tokens = self.counter.count_text(json.dumps(only, ensure_ascii=False, sort_keys=True))
+        else:
+            tokens = self.counter.count_content([only])
+        if extra is None:
+            self._counts[piece] = tokens
+        return tokens
+
+    def tokens_with(self, slot: Slot, text: str) -> int:
+        """The message total if `slot` held `text` (other cuts as they are)."""
+        piece = piece_of(slot)
+        return self.total - self.piece_tokens(piece) + self.piece_tokens(piece, {slot: text})
+
+    def cut(self, slots: Mapping[Slot, str]) -> None:
+        """Apply cuts; each touched piece is re-counted once."""
+        touched = {piece_of(slot) for slot in slots}
+        before = sum(self.piece_tokens(piece) for piece in touched)
+        for slot, text in slots.items():
+            self.cuts[slot] = text
+            self._by_piece.setdefault(piece_of(slot), {})[slot] = text
+        for piece in touched:
+            self._counts.pop(piece, None)
+        self.total += sum(self.piece_tokens(piece) for piece in touched) - before
+
+    def result(self, allowance: int) -> Message | None:
+        """The cut message, re-counted whole, if it fits (the piecewise total says when not)."""
+        if self.total > allowance:
+            return None
+        final = replace_slots(self.message, self.cuts, self.counter)
+        return final if final.tokens <= allowance else None
+
+
 def truncate_message(message: Message, allowance: int, counter: TokenCounter) -> Message | None:
-    """`message` cut to at most `allowance` tokens (largest texts first); None if impossible."""
+    """`message` cut to at most `allowance` tokens (largest texts first); None if impossible.
+
+    Work is O(n log n) in the message's size whatever its shape (many tiny blocks, a tool input
+    with many keys): a candidate re-counts only the piece it changes.
+    """
     if message.tokens <= allowance:
         return message
-    current = message
-    cuts: dict[Slot, str] = {}
-    for slot, text in sorted(text_slots(message), key=lambda item: -len(item[1])):
+    draft = _Draft(message, counter)
+    slots = sorted(text_slots(message), key=lambda item: -len(item[1]))
+    slots = [(slot, text) for slot, text in slots if len(text) > len(marker(1))]
+    for slot, text in slots[:SEARCHED_SLOTS]:
+        if len(text) < SEARCH_MIN_CHARS:
+            break
 
-        def with_keep(keep: int, slot: Slot = slot, text: str = text) -> Message:
-            return replace_slots(message, {**cuts, slot: _cut(text, keep, counter)}, counter)
+        def fits(keep: int, slot: Slot = slot, text: str = text) -> bool:
+            return draft.tokens_with(slot, _cut(text, keep, counter)) <= allowance
 
-        keep = _largest_fitting(len(text), lambda k: with_keep(k).tokens <= allowance)
+        keep = _largest_fitting(len(text), fits)
         if keep is not None:
-            return with_keep(keep)
-        cuts[slot] = _cut(text, 0, counter)
-        current = replace_slots(message, cuts, counter)
-    return current if current.tokens <= allowance else None
+            draft.cut({slot: _cut(text, keep, counter)})
+            return draft.result(allowance)
+        draft.cut({slot: _cut(text, 0, counter)})
+    rest, size = [item for item in slots if item[0] not in draft.cuts], 1
+    while rest and draft.total > allowance:
+        batch, rest, size = rest[:size], rest[size:], size * 2
+        draft.cut({slot: _cut(text, 0, counter) for slot, text in batch})
+    return draft.result(allowance)

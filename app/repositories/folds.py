@@ -74,6 +74,15 @@ class FoldRepository:
         )
         return _rowcount(await self.db.execute(stmt)) == 1
 
+    async def renew_lease(self, session_pk: int, *, owner: str, until: datetime) -> bool:
+        """Extend our lease while the summarizer runs; False when it is no longer ours."""
+        stmt = (
+            update(Session)
+            .where(Session.pk == session_pk, Session.fold_lease_owner == owner)
+            .values(fold_lease_until=until, updated_at=Session.updated_at)
+        )
+        return _rowcount(await self.db.execute(stmt)) == 1
+
     async def release_lease(self, session_pk: int, *, owner: str) -> None:
         """Give the lease back (the summarizer failed); a no-op if someone took it over."""
         stmt = (

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Message
+
+# Ids searched per query: SQLite caps an expression tree at depth 1,000, and an OR of n
+# terms is n deep (two LIKEs per id). The door allows at most 2,000 calls per request.
+CALL_IDS_PER_QUERY = 100
 
 
 class MessageRepository:
@@ -24,6 +29,42 @@ class MessageRepository:
         return {
             row.client_id: row for row in (await self.db.execute(stmt)).scalars() if row.client_id
         }
+
+    async def call_ids_in_use(
+        self, session_pk: int, after_seq: int, call_ids: Sequence[str]
+    ) -> set[str]:
+        """Which of `call_ids` a stored message after `after_seq` already makes.
+
+        The JSON text is searched for `"id": "<id>"` (both databases render JSON with that
+        separator, and tool ids are ASCII by the door's rule); matches are then confirmed on
+        the parsed rows, so a text that merely mentions an id is no clash.
+        """
+        wanted = set(call_ids)
+        found: set[str] = set()
+        columns = (cast(Message.content, Text), cast(Message.tool_calls, Text))
+        ordered = sorted(wanted)
+        for start in range(0, len(ordered), CALL_IDS_PER_QUERY):
+            needles = [f'"id": "{i}"' for i in ordered[start : start + CALL_IDS_PER_QUERY]]
+            stmt = select(Message).where(
+                Message.session_id == session_pk,
+                Message.seq > after_seq,
+                Message.role == "assistant",  # the only role that makes tool calls
+                or_(*(c.contains(n, autoescape=True) for n in needles for c in columns)),
+            )
+            found.update(self._call_ids(await self.db.execute(stmt), wanted))
+        return found
+
+    @staticmethod
+    def _call_ids(result: Any, wanted: set[str]) -> set[str]:
+        found: set[str] = set()
+        for row in result.scalars():
+            blocks = row.content if isinstance(row.content, list) else []
+            ids = [c.get("id") for c in row.tool_calls or ()]
+            ids += [
+                b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
+            found.update(i for i in ids if i in wanted)
+        return found
 
     async def add_all(self, rows: Sequence[Message]) -> None:
         self.db.add_all(rows)

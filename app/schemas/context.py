@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import SummaryState
+from app.schemas.door import Json, MessageJson, Text, TokenCount, check_tool_ids
 
 Format = Literal["anthropic", "openai", "raw"]
 SummarizeMode = Literal["auto", "never", "force"]
@@ -82,24 +83,32 @@ class AssembleRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[dict[str, Any]] = Field(max_length=100_000)
-    system: str | None = None
-    summary: str | None = None
-    model: str | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
-    max_tokens: int | None = Field(None, ge=1)
+    messages: list[MessageJson] = Field(max_length=100_000)
+    system: Text | None = None
+    summary: Text | None = None
+    model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
+    max_tokens: TokenCount | None = Field(
+        None, ge=1, description="Above the model's context window, the window is the budget."
+    )
     format: Format = "anthropic"
-    tools: list[dict[str, Any]] | None = None
+    tools: list[Json] | None = None
     threshold: float | None = Field(None, gt=0, le=1)
-    reserved_output_tokens: int | None = Field(None, ge=0)
-    keep_recent: int | None = Field(None, ge=0)
+    reserved_output_tokens: TokenCount | None = Field(None, ge=0)
+    keep_recent: TokenCount | None = Field(None, ge=0)
     pin_first_message: bool | None = None
     summary_placement: SummaryPlacement | None = None
-    max_summary_tokens: int | None = Field(None, ge=50)
+    max_summary_tokens: TokenCount | None = Field(None, ge=50)
     fold_target: float | None = Field(None, gt=0, le=1)
     prune_target: float | None = Field(None, gt=0, le=1)
     prune_at_least: int | None = Field(None, ge=0)
     cache_breakpoints: bool | None = None
     explain: bool = False
+
+    @field_validator("messages")
+    @classmethod
+    def _unique_tool_ids(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        check_tool_ids(messages)
+        return messages
 
 
 class AssembleResponse(BaseModel):
@@ -120,7 +129,7 @@ class AssembleResponse(BaseModel):
 class SessionSummarizeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    focus: str | None = Field(None, max_length=4000, description="What the summary must keep.")
+    focus: Text | None = Field(None, max_length=4000, description="What the summary must keep.")
     strategy: Strategy | None = None
     max_summary_tokens: int | None = Field(None, ge=50, le=100_000)
 
@@ -160,8 +169,8 @@ class SummaryHistoryPage(BaseModel):
 class UsageReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = Field(None, description="Default: the session's model.")
-    input_tokens: int = Field(ge=1, description="What the provider counted for the context.")
+    model: Text | None = Field(None, description="Default: the session's model.")
+    input_tokens: TokenCount = Field(ge=1, description="What the provider counted for the context.")
 
 
 class UsageReportResponse(BaseModel):

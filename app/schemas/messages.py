@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.schemas.door import MessageJson, check_tool_ids
 
 # One request appends at most this many messages; larger imports page through.
 MAX_BATCH = 1000
@@ -16,7 +18,18 @@ class MessagesAppend(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_BATCH)
+    messages: list[MessageJson] = Field(min_length=1, max_length=MAX_BATCH)
+
+    @field_validator("messages")
+    @classmethod
+    def _unique_tool_ids(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        check_tool_ids(messages)
+        return messages
+
+    @property
+    def call_ids(self) -> list[str]:
+        """The tool call ids this batch makes (checked unique within it)."""
+        return check_tool_ids(self.messages)
 
 
 class AppendedMessage(BaseModel):

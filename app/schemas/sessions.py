@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import SummaryState
+from app.schemas.door import Json, Text, TokenCount
 
 # Client-chosen ids end up in URLs: keep them path-safe.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"
@@ -24,12 +25,12 @@ class SessionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     threshold: float | None = Field(None, gt=0, le=1)
-    reserved_output_tokens: int | None = Field(None, ge=0)
-    keep_recent: int | None = Field(None, ge=0)
+    reserved_output_tokens: TokenCount | None = Field(None, ge=0)
+    keep_recent: TokenCount | None = Field(None, ge=0)
     pin_first_message: bool | None = None
     summary_placement: SummaryPlacement | None = None
     strategy: Strategy | None = None
-    max_summary_tokens: int | None = Field(None, ge=50)
+    max_summary_tokens: TokenCount | None = Field(None, ge=50)
     fold_target: float | None = Field(None, gt=0, le=1)
     prune_target: float | None = Field(None, gt=0, le=1)
     prune_at_least: int | None = Field(None, ge=0)
@@ -40,11 +41,11 @@ class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(None, pattern=SESSION_ID_PATTERN, description="Default: a UUID.")
-    model: str | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
-    system_prompt: str | None = None
-    tools: list[dict[str, Any]] | None = None
+    model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
+    system_prompt: Text | None = None
+    tools: list[Json] | None = None
     settings: SessionSettings = Field(default_factory=SessionSettings)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Json = Field(default_factory=dict)
 
 
 class SessionUpdate(BaseModel):
@@ -54,11 +55,11 @@ class SessionUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
-    system_prompt: str | None = None
-    tools: list[dict[str, Any]] | None = None
+    model: Text | None = None
+    system_prompt: Text | None = None
+    tools: list[Json] | None = None
     settings: SessionSettings | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
 
 
 class SessionRead(BaseModel):

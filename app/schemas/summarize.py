@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas.door import MessageJson, Text
 
 
 class SummarizeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[dict[str, Any]] = Field(max_length=10_000)
-    previous_summary: str | None = None
+    messages: list[MessageJson] = Field(max_length=10_000)
+    previous_summary: Text | None = None
     strategy: Literal["auto", "rule", "llm", "hybrid"] | None = Field(
         None, description="Default: FOLDWISE_STRATEGY (auto: llm with a key, else rule)."
     )
     max_summary_tokens: int | None = Field(
         None, ge=50, le=100_000, description="Default: FOLDWISE_MAX_SUMMARY_TOKENS."
     )
-    instructions: str | None = Field(None, description="What the summary must keep (a focus).")
+    instructions: Text | None = Field(None, description="What the summary must keep (a focus).")
 
 
 class SummarizeResponse(BaseModel):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.schemas.door import Json, MessageJson, Text
 
 
 class CountTokensRequest(BaseModel):
@@ -12,10 +14,10 @@ class CountTokensRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str | None = None
-    messages: list[dict[str, Any]] | None = Field(None, max_length=10_000)
-    tools: list[dict[str, Any]] | None = None
-    model: str | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
+    text: Text | None = None
+    messages: list[MessageJson] | None = Field(None, max_length=10_000)
+    tools: list[Json] | None = None
+    model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
 
     @model_validator(mode="after")
     def _one_input(self) -> Self:

@@ -16,6 +16,7 @@ never over budget) is served.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,10 @@ from app.tokens.registry import ModelInfo, ModelRegistry
 # Load → assemble → fold rounds per request: one fold (at most: version + 1), plus one re-read
 # after losing a race; a third plan is served as the engine's fitted fallback instead.
 MAX_FOLD_ROUNDS = 3
+FOLD_BUSY = (
+    "another request is folding this session: served the fitted context (oldest units left "
+    "out) instead of waiting longer"
+)
 # The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
 MIN_SUMMARY_TOKENS = 16
 
@@ -153,13 +158,16 @@ class ContextAssembler:
             if anchor is None and snapshot.summary_text and snapshot.messages:
                 # The first context after a fold: its newest seq anchors the pruning (fit.py).
                 anchor = max(m.seq for m in snapshot.messages)
-            result = self._assemble(snapshot, info, options, mode, anchor)
+            # CPU work (counting, pruning, truncating) runs in a thread, never on the event
+            # loop: a heavy context must not stall /healthz and every other request.
+            result = await asyncio.to_thread(self._assemble, snapshot, info, options, mode, anchor)
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
             outcome = await self._coordinator(info).run(job)
-            if outcome.status == "busy":
+            if outcome.status == "busy":  # another worker's fold outlasted fold_wait_s
+                result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_BUSY))
                 break  # nothing better to wait for: serve this (already fitted) result
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)

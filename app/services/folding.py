@@ -18,6 +18,7 @@ A crash anywhere leaves either the old state (with a lease that lapses after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import time
@@ -48,9 +49,9 @@ log = get_logger("foldwise.fold")
 # A waiting request re-reads the lease this often: 0.1 s adds at most that much latency
 # after the winner commits, and costs one indexed primary-key read per poll.
 POLL_INTERVAL_S = 0.1
-# Waiting is bounded by the summarizer's own deadline plus this much (commit, clock skew
-# between replicas); after it the waiter serves the engine's fitted fallback.
-WAIT_MARGIN_S = 5.0
+# The holder renews its lease this many times per lease period, so one slow renewal (SQLite
+# busy, a GC pause) does not let a live fold's lease lapse.
+RENEWALS_PER_LEASE = 3
 
 # folded: ours committed. lost: our CAS found the version moved. waited: another worker's
 # fold finished (or its lease lapsed) while we waited. busy: it was still running when our
@@ -125,8 +126,6 @@ def new_owner() -> str:
 
 
 class FoldCoordinator:
-    wait_margin_s = WAIT_MARGIN_S
-
     def __init__(
         self,
         sessionmaker: async_sessionmaker[AsyncSession],
@@ -145,12 +144,15 @@ class FoldCoordinator:
         owner = new_owner()
         if not await self._claim(job, owner):
             return FoldOutcome("waited" if await self._wait_for_winner(job) else "busy")
+        renewing = asyncio.create_task(self._keep_lease(job, owner))
         try:
             result = await self._summarize(job)
         except BaseException:
             # Give the lease back at once rather than making others wait for it to lapse.
+            await self._stop(renewing)
             await self._release(job, owner)
             raise
+        await self._stop(renewing)
         stats = self._stats(job, result)
         new = NewSummary(
             text=result.text,
@@ -182,14 +184,36 @@ class FoldCoordinator:
                 job.session_pk, version=job.version, owner=owner, now=now, until=until
             )
 
+    async def _keep_lease(self, job: FoldJob, owner: str) -> None:
+        """Renew the lease while the summarizer runs: a live fold keeps it however long the
+        LLM takes, a crashed one loses it within `fold_lease_s`."""
+        period = self.settings.fold_lease_s / RENEWALS_PER_LEASE
+        while True:
+            await asyncio.sleep(period)
+            until = self.clock() + timedelta(seconds=self.settings.fold_lease_s)
+            try:
+                async with session_scope(self.sessionmaker) as db:
+                    if not await FoldRepository(db).renew_lease(
+                        job.session_pk, owner=owner, until=until
+                    ):
+                        return  # taken over: our CAS will find out
+            except Exception as exc:  # a busy database: try again next period
+                log.warning("could not renew the fold lease of %s: %s", job.session_pk, exc)
+
+    @staticmethod
+    async def _stop(task: asyncio.Task[None]) -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
     async def _release(self, job: FoldJob, owner: str) -> None:
         async with session_scope(self.sessionmaker) as db:
             await FoldRepository(db).release_lease(job.session_pk, owner=owner)
 
     async def _wait_for_winner(self, job: FoldJob) -> bool:
-        """Poll until the version moves or the lease is gone or lapsed: True; False when the
-        wait ran out first (the holder is stuck, and its lease has not lapsed yet)."""
-        deadline = time.monotonic() + self.settings.summary_timeout_s + self.wait_margin_s
+        """Poll until the version moves or the lease is gone or lapsed: True; False when
+        `fold_wait_s` ran out first (the holder is still folding, or crashed moments ago)."""
+        deadline = time.monotonic() + self.settings.fold_wait_s
         while True:
             async with session_scope(self.sessionmaker) as db:
                 state = await FoldRepository(db).lease_state(job.session_pk)
@@ -214,8 +238,17 @@ class FoldCoordinator:
         factory = self.summarizer_factory(
             strategy, settings=self.settings, counter=self.counter, cache=cache
         )
+        # The rule summarizer is pure CPU (no client, no cache): it runs in a worker thread
+        # with a loop of its own, so a large fold never stalls this process's event loop.
+        # Injected summarizers (tests) may hold loop-bound state and run here.
+        offload = self.summarizer_factory is open_summarizer and (
+            resolve_strategy(strategy, self.settings) == "rule"
+        )
         async with factory as summarizer:
-            result = await summarizer.summarize(request)
+            if offload:
+                result = await asyncio.to_thread(asyncio.run, summarizer.summarize(request))
+            else:
+                result = await summarizer.summarize(request)
         if result.fallback and result.method == "fallback":
             SUMMARIZER_FALLBACKS.labels(result.fallback[:64]).inc()
         return result

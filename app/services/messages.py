@@ -8,13 +8,14 @@ here, once, with the session model's counter; assembly later only sums them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import UnknownModel
+from app.core.errors import InvalidMessage, UnknownModel
 from app.core.metrics import MESSAGES_APPENDED
 from app.core.settings import Settings
 from app.engine.shapes import NormalizedMessage, normalize_message
@@ -75,19 +76,23 @@ class MessageService:
         session = await self.sessions.get_or_raise(session_id)
         normalized = [normalize_message(item, index) for index, item in enumerate(raw)]
         counter = self._counter(session)
+        # Counting up to 8 MiB of text is CPU work: done in a thread, and before the write
+        # lock is taken, so neither the event loop nor other writers wait for it.
+        counts = await asyncio.to_thread(lambda: [counter.count_normalized(m) for m in normalized])
         last_seq = await self.sessions.lock_for_append(session)
         stored = await self.messages.by_client_ids(
             session.pk, (m.client_id for m in normalized if m.client_id)
         )
+        await self._refuse_reused_call_ids(session, normalized, stored)
         results: list[AppendedMessage] = []
         new_rows: list[Message] = []
         now = utcnow()
-        for message in normalized:
+        for message, tokens in zip(normalized, counts, strict=True):
             known = stored.get(message.client_id) if message.client_id else None
             if known is not None:
                 results.append(_appended(known, duplicate=True))
                 continue
-            row = self._new_row(session, message, last_seq + len(new_rows) + 1, counter, now)
+            row = self._new_row(session, message, last_seq + len(new_rows) + 1, tokens, now)
             new_rows.append(row)
             if message.client_id:
                 stored[message.client_id] = row
@@ -99,12 +104,34 @@ class MessageService:
             MESSAGES_APPENDED.inc(len(new_rows))
         return AppendResult(messages=results)
 
+    async def _refuse_reused_call_ids(
+        self, session: Session, normalized: list[NormalizedMessage], stored: Mapping[str, Message]
+    ) -> None:
+        """422 when a new message reuses a tool call id an earlier turn made (after the clear
+        marker): its results could no longer be told apart. Retries (known client_id) are
+        not new."""
+        fresh = [m for m in normalized if not (m.client_id and m.client_id in stored)]
+        ids = [str(call["id"]) for m in fresh for call in m.tool_calls or () if "id" in call] + [
+            str(block["id"])
+            for m in fresh
+            if isinstance(m.content, list)
+            for block in m.content
+            if block.get("type") == "tool_use" and "id" in block
+        ]
+        clash = await self.messages.call_ids_in_use(session.pk, session.cleared_through_seq, ids)
+        if clash:
+            reused = sorted(clash)
+            raise InvalidMessage(
+                f"tool call id(s) already used in this session: {', '.join(reused)}",
+                {"reused_tool_ids": reused},
+            )
+
     @staticmethod
     def _new_row(
         session: Session,
         message: NormalizedMessage,
         seq: int,
-        counter: TiktokenCounter,
+        token_count: int,
         now: datetime,
     ) -> Message:
         tool_calls = [dict(call) for call in message.tool_calls] if message.tool_calls else None
@@ -118,7 +145,7 @@ class MessageService:
             tool_calls=tool_calls,
             tool_call_id=message.tool_call_id,
             meta=dict(message.metadata or {}),
-            token_count=counter.count_normalized(message),
+            token_count=token_count,
             client_id=message.client_id,
             created_at=now,
         )

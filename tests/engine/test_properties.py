@@ -239,6 +239,7 @@ def test_verbatim_when_everything_fits(case: tuple[AssemblyInput, Any]) -> None:
         **{
             **{f: getattr(request, f) for f in request.__dataclass_fields__},
             "max_tokens": 10**9,
+            "context_window": 10**9,  # a budget above the window is the window
             "mode": "never",
         }
     )

@@ -155,12 +155,35 @@ class TestCoordinator:
         assert await history_rows(app.state.sessionmaker, session_pk) == 1
 
 
+class TestLeaseRenewal:
+    async def test_a_fold_longer_than_its_lease_keeps_it(
+        self, db_url: str, make_client: MakeClient
+    ) -> None:
+        # Lease 1 s, fold 3 s: without renewal a second worker would take over and pay for
+        # a second summarizer call; with it the second one waits its bound, then gives up.
+        app = create_app(make_settings(db_url, fold_lease_s=1.0, fold_wait_s=1.5))
+        client = await make_client(app)
+        await create_session(client, id="s")
+        await append(client, "s", *(user(f"m{i}") for i in range(4)))
+        async with session_scope(app.state.sessionmaker) as db:
+            pk = int(await db.scalar(select(Session.pk).where(Session.external_id == "s")) or 0)
+        summarizer = SlowSummarizer(delay=3.0)
+
+        async def late() -> str:
+            await asyncio.sleep(0.5)
+            return (await coordinator(app, summarizer).run(job(pk))).status
+
+        first, second = await asyncio.gather(coordinator(app, summarizer).run(job(pk)), late())
+        assert (first.status, second) == ("folded", "busy")
+        assert len(summarizer.calls) == 1
+        assert await history_rows(app.state.sessionmaker, pk) == 1
+
+
 class TestStuckLease:
     async def test_a_live_foreign_lease_serves_the_fitted_fallback(
-        self, db_url: str, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+        self, db_url: str, make_client: MakeClient
     ) -> None:
-        monkeypatch.setattr(FoldCoordinator, "wait_margin_s", 0.1)
-        app = create_app(make_settings(db_url, summary_timeout_s=0.2))
+        app = create_app(make_settings(db_url, fold_wait_s=0.2))
         summarizer = RecordingSummarizer().install(app)
         client = await make_client(app)
         await create_session(client, id="s")
@@ -179,3 +202,4 @@ class TestStuckLease:
         assert body["usage"]["total_tokens"] <= 1500
         assert summarizer.calls == []
         assert any("left out" in warning for warning in body["warnings"])
+        assert any("another request is folding" in warning for warning in body["warnings"])

@@ -8,7 +8,7 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
+from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.context import (
@@ -23,6 +23,7 @@ from app.schemas.context import (
     UsageReport,
     UsageReportResponse,
 )
+from app.schemas.door import MAX_SQL_INT
 from app.schemas.sessions import SessionRead
 from app.services.assembly import assemble_posted, context_response
 from app.services.calibration import report_usage
@@ -50,20 +51,20 @@ Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
 
 @router.get("/sessions/{session_id}/context", response_model_exclude_unset=True)
 async def get_context(
-    session_id: str,
+    session_id: SessionId,
     assembler: Assembler,
     model: str | None = None,
-    max_tokens: Annotated[int | None, Query(ge=1)] = None,
+    max_tokens: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
     format: Format = "anthropic",
     summarize: SummarizeMode = "auto",
     explain: bool = False,
     threshold: Annotated[float | None, Query(gt=0, le=1)] = None,
-    reserved_output_tokens: Annotated[int | None, Query(ge=0)] = None,
-    keep_recent: Annotated[int | None, Query(ge=0)] = None,
+    reserved_output_tokens: Annotated[int | None, Query(ge=0, le=MAX_SQL_INT)] = None,
+    keep_recent: Annotated[int | None, Query(ge=0, le=MAX_SQL_INT)] = None,
     pin_first_message: bool | None = None,
     summary_placement: SummaryPlacement | None = None,
     strategy: Strategy | None = None,
-    max_summary_tokens: Annotated[int | None, Query(ge=50)] = None,
+    max_summary_tokens: Annotated[int | None, Query(ge=50, le=MAX_SQL_INT)] = None,
     fold_target: Annotated[float | None, Query(gt=0, le=1)] = None,
     prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
     prune_at_least: Annotated[int | None, Query(ge=0)] = None,
@@ -107,7 +108,7 @@ def assemble_context(
 
 @router.post("/sessions/{session_id}/summarize")
 async def summarize_now(
-    session_id: str, assembler: Assembler, body: SessionSummarizeRequest | None = None
+    session_id: SessionId, assembler: Assembler, body: SessionSummarizeRequest | None = None
 ) -> SessionSummarizeResponse:
     """Fold now (like summarize=force); `folded: false` when nothing is left to fold."""
     return await summarize_session(assembler, session_id, body or SessionSummarizeRequest())
@@ -115,7 +116,7 @@ async def summarize_now(
 
 @router.get("/sessions/{session_id}/summaries")
 async def list_summaries(
-    session_id: str,
+    session_id: SessionId,
     db: ReadDb,
     tenant: Tenant,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -126,14 +127,14 @@ async def list_summaries(
 
 
 @router.post("/sessions/{session_id}/clear")
-async def clear_context(session_id: str, db: DbSession, tenant: Tenant) -> SessionRead:
+async def clear_context(session_id: SessionId, db: DbSession, tenant: Tenant) -> SessionRead:
     """Start a fresh context; stored messages stay."""
     return await clear_session(db, tenant, session_id)
 
 
 @router.post("/sessions/{session_id}/usage")
 async def report_provider_usage(
-    session_id: str, body: UsageReport, db: DbSession, tenant: Tenant, registry: RegistryDep
+    session_id: SessionId, body: UsageReport, db: DbSession, tenant: Tenant, registry: RegistryDep
 ) -> UsageReportResponse:
     """Calibrate: what the provider counted for the last context served for `model`."""
     return await report_usage(db, tenant, registry, session_id, body)

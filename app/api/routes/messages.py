@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
+from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.schemas.common import ERROR_RESPONSES
+from app.schemas.door import MAX_SQL_INT
 from app.schemas.messages import AppendResult, MessagePage, MessagesAppend
 from app.services.messages import MessageService
 
@@ -32,7 +33,7 @@ MessageReader = Annotated[MessageService, Depends(get_message_reader)]
 
 @router.post("/{session_id}/messages", status_code=201)
 async def append_messages(
-    session_id: str, body: MessagesAppend, messages: Messages
+    session_id: SessionId, body: MessagesAppend, messages: Messages
 ) -> AppendResult:
     """Append 1..N messages atomically; a known `client_id` returns the stored message."""
     return await messages.append(session_id, body.messages)
@@ -40,9 +41,9 @@ async def append_messages(
 
 @router.get("/{session_id}/messages")
 async def list_messages(
-    session_id: str,
+    session_id: SessionId,
     messages: MessageReader,
-    after_seq: Annotated[int, Query(ge=0)] = 0,
+    after_seq: Annotated[int, Query(ge=0, le=MAX_SQL_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> MessagePage:
     """Stored messages with seq > `after_seq`, in seq order; `next_after_seq` pages on."""

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
+from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.sessions import SessionCreate, SessionPage, SessionRead, SessionUpdate
 from app.services.sessions import SessionService
@@ -47,19 +47,21 @@ async def list_sessions(
 
 
 @router.get("/{session_id}")
-async def get_session(session_id: str, sessions: SessionReader) -> SessionRead:
+async def get_session(session_id: SessionId, sessions: SessionReader) -> SessionRead:
     """The session with its message count, token total and summary state."""
     return await sessions.read(session_id)
 
 
 @router.patch("/{session_id}")
-async def update_session(session_id: str, body: SessionUpdate, sessions: Sessions) -> SessionRead:
+async def update_session(
+    session_id: SessionId, body: SessionUpdate, sessions: Sessions
+) -> SessionRead:
     """Change the given fields: `settings` merges key by key, `metadata` replaces."""
     return await sessions.update(session_id, body)
 
 
 @router.delete("/{session_id}", status_code=204, response_class=Response)
-async def delete_session(session_id: str, sessions: Sessions) -> Response:
+async def delete_session(session_id: SessionId, sessions: Sessions) -> Response:
     """Delete the session with its messages and summaries (the only path that removes them)."""
     await sessions.delete(session_id)
     return Response(status_code=204)

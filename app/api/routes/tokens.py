@@ -14,10 +14,12 @@ router = APIRouter(tags=["tokens"], responses=ERROR_RESPONSES)
 
 
 @router.post("/count-tokens")
-async def count_tokens(
+def count_tokens(
     body: CountTokensRequest, _tenant: Tenant, settings: SettingsDep, registry: RegistryDep
 ) -> CountTokensResponse:
     """Tokens of `text`, or of `messages` (+ `tools`) with per-message overhead, for `model`."""
+    # A plain `def`: counting up to 8 MiB of text is CPU work, run in the threadpool so the
+    # event loop (and /healthz) never waits for it.
     model = registry.get(body.model or settings.default_model)
     counter = counter_for(model)
     if body.text is not None:

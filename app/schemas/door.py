@@ -1,0 +1,161 @@
+"""One normalization at the door for every text and JSON value a request carries.
+
+Whatever a request stores (ids, `client_id`, system prompts, message content, tool input,
+metadata) or hands to the engine passes `check_json` once, through the `Text` and `Json`
+types below, so SQLite and PostgreSQL see the same, readable values and no accepted write
+can make a later read fail. Rejected with a 422 that names the field and the place inside it:
+
+- lone UTF-16 surrogates (`"\\ud800"`): not encodable as UTF-8, they broke every later read;
+- NUL (`"\\u0000"`): PostgreSQL text and JSONB cannot hold it (SQLite silently could);
+- non-finite numbers (`NaN`, `Infinity`, `1e309`): not JSON; SQLite stored null instead;
+- integers outside the signed 64-bit range, JSON nested deeper than `MAX_DEPTH`, and any list
+  or object with more than `MAX_ITEMS` entries (a message of 100k blocks is not a message).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+# Deeper JSON is not a conversation; Python's own limits (json, deepcopy) start near 1,000.
+MAX_DEPTH = 64
+# Entries of one list or object inside a value: content blocks, tool_use input keys, metadata.
+# 2,000 parallel tool results in one message is already far beyond any provider's limits.
+MAX_ITEMS = 2_000
+# Integers: what PostgreSQL's bigint and SQLite's INTEGER hold.
+MAX_INT = 2**63 - 1
+# Integer query/body parameters that become SQL integers (seqs, counts): PostgreSQL `integer`.
+MAX_SQL_INT = 2**31 - 1
+
+
+class DoorError(ValueError):
+    """A value the service will not store; the message says where and why."""
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains NUL (\\u0000), which cannot be stored"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains a lone UTF-16 surrogate, which is not valid Unicode"
+    return None
+
+
+def check_json(value: Any, where: str = "", depth: int = 0) -> None:
+    """Raise DoorError naming the first place in `value` that cannot be stored as is."""
+    label = where or "value"
+    if isinstance(value, str):
+        problem = _text_problem(value)
+        if problem:
+            raise DoorError(f"{label} {problem}")
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int):
+        if not -MAX_INT - 1 <= value <= MAX_INT:
+            raise DoorError(f"{label} is outside the 64-bit integer range")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise DoorError(f"{label} is not a finite number (NaN, Infinity or overflow)")
+    elif isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            raise DoorError(f"{label} is nested more than {MAX_DEPTH} levels deep")
+        if len(value) > MAX_ITEMS:
+            raise DoorError(f"{label} has more than {MAX_ITEMS} entries")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str):
+                problem = _text_problem(key)
+                if problem:
+                    raise DoorError(f"a key of {label} {problem}")
+            check_json(item, f"{where}.{key}" if where else str(key), depth + 1)
+
+
+def _checked(value: Any) -> Any:
+    check_json(value)
+    return value
+
+
+def _checked_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A message is checked like any JSON, and so are the OpenAI tool-call `arguments` it
+    carries as a JSON *string*: the engine, the renderers and the summarizers parse them."""
+    check_json(message)
+    calls = message.get("tool_calls")
+    for i, call in enumerate(calls if isinstance(calls, list) else ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            continue
+        where = f"tool_calls.{i}.function.arguments"
+        try:
+            parsed = json.loads(arguments)
+        except RecursionError:
+            raise DoorError(f"{where} is nested more than {MAX_DEPTH} levels deep") from None
+        except ValueError:
+            continue  # not JSON: every reader keeps it as plain text
+        check_json(parsed, where, depth=1)
+    return message
+
+
+Text = Annotated[str, AfterValidator(_checked)]
+"""A string stored or processed as is: no NUL, no lone surrogate."""
+Json = Annotated[dict[str, Any], AfterValidator(_checked)]
+"""A JSON object stored or processed as is (a tool, metadata)."""
+MessageJson = Annotated[dict[str, Any], AfterValidator(_checked_message)]
+"""A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings."""
+SqlInt = Annotated[int, Field(ge=0, le=MAX_SQL_INT)]
+"""A non-negative integer that reaches SQL (seqs, limits, counts)."""
+TokenCount = Annotated[int, Field(le=MAX_SQL_INT)]
+"""A token amount from a client (budgets, reserves); bounds come with each field."""
+
+
+# Tool call ids: what Anthropic (`toolu_…`, ^[A-Za-z0-9_-]+$) and OpenAI (`call_…`) issue,
+# plus '.' and ':'; ASCII only, so every database stores and finds them byte for byte.
+TOOL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,256}")
+
+
+def _tool_ids(message: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(calls, results) of one posted message as (path, id) pairs, either provider's shape."""
+    calls: list[tuple[str, Any]] = []
+    results: list[tuple[str, Any]] = []
+    if "tool_call_id" in message:
+        results.append(("tool_call_id", message["tool_call_id"]))
+    tool_calls = message.get("tool_calls")
+    for i, call in enumerate(tool_calls if isinstance(tool_calls, list) else ()):
+        if isinstance(call, dict) and "id" in call:
+            calls.append((f"tool_calls.{i}.id", call["id"]))
+    content = message.get("content")
+    for i, block in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and "id" in block:
+            calls.append((f"content.{i}.id", block["id"]))
+        elif block.get("type") == "tool_result" and "tool_use_id" in block:
+            results.append((f"content.{i}.tool_use_id", block["tool_use_id"]))
+    return calls, results
+
+
+def check_tool_ids(messages: list[dict[str, Any]]) -> list[str]:
+    """Every tool id well-formed and every call id used once in `messages`; returns the call
+    ids. A reused call id made the pairing of calls and results ambiguous (and providers
+    reject it), so it is refused here rather than repaired at read time."""
+    seen: dict[str, str] = {}
+    for index, message in enumerate(messages):
+        calls, results = _tool_ids(message)
+        for path, value in calls + results:
+            if not isinstance(value, str) or not TOOL_ID.fullmatch(value):
+                raise DoorError(
+                    f"messages.{index}.{path}: a tool id is 1-256 characters of A-Z a-z 0-9 _ . : -"
+                )
+        if len(seen) + len(calls) > MAX_ITEMS:
+            raise DoorError(f"more than {MAX_ITEMS} tool calls in one request")
+        for path, value in calls:
+            where = f"messages.{index}.{path}"
+            if value in seen:
+                raise DoorError(f"{where}: tool call id {value!r} is already used by {seen[value]}")
+            seen[value] = where
+    return list(seen)

@@ -1,0 +1,60 @@
+"""CPU-heavy work never runs on the event loop's thread: it is recorded where it runs."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+import app.services.context as context_service
+from app.summarizers.rule import RuleSummarizer
+from app.tokens.counter import TiktokenCounter
+from tests.factories import assistant, user
+
+
+def _recording(calls: list[str], wrapped: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        return wrapped(*args, **kwargs)
+
+    return run
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_assembly_counting_and_rule_folds_run_off_the_loop(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread = threading.current_thread().name
+    where: dict[str, list[str]] = {"assemble": [], "count": [], "rule": []}
+    monkeypatch.setattr(
+        context_service, "assemble", _recording(where["assemble"], context_service.assemble)
+    )
+    monkeypatch.setattr(
+        TiktokenCounter,
+        "count_normalized",
+        _recording(where["count"], TiktokenCounter.count_normalized),
+    )
+    original = RuleSummarizer.summarize
+
+    async def summarize(self: RuleSummarizer, request: Any) -> Any:
+        where["rule"].append(threading.current_thread().name)
+        return await original(self, request)
+
+    monkeypatch.setattr(RuleSummarizer, "summarize", summarize)
+
+    assert (await client.post("/sessions", json={"id": "s"})).status_code == 201
+    turns = [
+        user("question " * 200) if i % 2 == 0 else assistant("answer " * 200) for i in range(30)
+    ]
+    assert (await client.post("/sessions/s/messages", json={"messages": turns})).status_code == 201
+    response = await client.get("/sessions/s/context", params={"max_tokens": 3000})
+    assert response.status_code == 200 and response.json()["summarized"] is True
+    summarized = await client.post("/summarize-context", json={"messages": turns[:4]})
+    assert summarized.status_code == 200
+
+    for kind, threads in where.items():
+        assert threads, f"{kind} never ran"
+        assert loop_thread not in threads, f"{kind} ran on the event loop"
