@@ -21,7 +21,12 @@ CUT_MARKER = " …"
 PINNED_SHARE = 0.5
 SHARES = {"task": 0.3, "focus": 0.15}
 # How much an item's length counts against its value (0: not at all, 1: value per token).
-COST_EXPONENT = 0.3
+COST_EXPONENT = 0.5
+# Diminishing returns within a section: an item is worth DECAY ** (k / n) of its own value when
+# k of its section's n items rank above it, so a section's last item is worth half its first.
+# At a tight budget every section keeps a share of its items (twenty user corrections cannot
+# starve the commands and files read), while weights still decide which section goes deeper.
+DECAY = 0.5
 
 SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("User requests:", lambda i: i.kind == "request"),
@@ -83,7 +88,8 @@ def rank(items: Sequence[Item], counter: TokenCounter | None = None) -> list[Ite
     """Most valuable first; deterministic (ties broken by recency, then text).
 
     With a counter, value is per token spent: weight × recency / line tokens ** COST_EXPONENT,
-    so three short paths can beat one long command of the same weight.
+    so three short paths can beat one long command of the same weight. Within each section the
+    value then diminishes with rank (DECAY), so no section is starved by a heavier one.
     """
     orders = sorted({i.order for i in items})
     position = {o: n for n, o in enumerate(orders)}
@@ -96,7 +102,15 @@ def rank(items: Sequence[Item], counter: TokenCounter | None = None) -> list[Ite
             return value
         return float(value / max(counter.count_text(item_line(item)), 1) ** COST_EXPONENT)
 
-    return sorted(items, key=lambda i: (-score(i), -i.order, i.kind, i.text))
+    scores = {id(i): score(i) for i in items}
+    sections: dict[str, list[Item]] = {}
+    for item in items:
+        sections.setdefault(_section(item), []).append(item)
+    for members in sections.values():
+        members.sort(key=lambda i: (-scores[id(i)], -i.order, i.kind, i.text))
+        for k, item in enumerate(members):
+            scores[id(item)] *= DECAY ** (k / len(members))
+    return sorted(items, key=lambda i: (-scores[id(i)], -i.order, i.kind, i.text))
 
 
 def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
