@@ -107,6 +107,21 @@ class TestBudget:
         assert "`error: boom`" in text
         assert "`src/m0.py`" not in text  # the oldest read was evicted first
 
+    def test_a_fold_does_not_favour_the_sections_listed_last(self, counter) -> None:
+        reads = "\n".join(f"- `src/m{n}.py`" for n in range(6))
+        errors = "\n".join(
+            f"- `ValueError: bad input number {n} in the parser` (from `make t{n}`)"
+            f" → resolved: rerun succeeded"
+            for n in range(6)
+        )
+        previous = f"Task: Go.\nFiles read:\n{reads}\nErrors (resolved):\n{errors}"
+        orders = {i.text: i.order for i in parse_summary(previous)}
+        # Each section's newest line is equally recent, whatever its place in the text.
+        assert orders["src/m5.py"] == orders["ValueError: bad input number 5 in the parser"] == -1
+        assert orders["src/m0.py"] < orders["src/m5.py"]
+        half = rule_summary([], previous, counter.count_text(previous) // 2, counter)
+        assert "`src/m5.py`" in half and "number 5" in half
+
     def test_tiny_budget_still_fits(self, counter) -> None:
         text = rule_summary(conversation(("user", "word " * 500)), None, 10, counter)
         assert 0 < counter.count_text(text) <= 10
