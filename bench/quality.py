@@ -165,7 +165,7 @@ def write_section(table: list[str], average_tokens: int) -> None:
         "Retention here is an upper bound for real sessions, whose phrasings vary more. "
         "Since the rule summary gives every section a floor and diminishing returns (for real "
         "transcripts, where many user corrections or errors starved the commands and files "
-        "read), errors keep less at 100× and 200× here (96% → 72% and 49% → 33%): this "
+        "read), errors keep less at 100× and 200× here (96% → 77% and 49% → 33%): this "
         "benchmark does not count the commands and files read that take their place.",
         "",
         *table,

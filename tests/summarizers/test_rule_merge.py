@@ -142,7 +142,7 @@ class TestBudget:
         # Each section has a floor of the budget, though a command weighs far less.
         assert text.count("- `make t") >= 3
 
-    def test_at_a_tight_budget_an_error_is_its_first_informative_line(self, counter) -> None:
+    def test_at_a_tight_budget_errors_and_files_take_their_short_form(self, counter) -> None:
         result = "E   AssertionError: totals differ\nFAILED t.py::test_total\n1 failed, 9 passed"
         reads = [
             m for n in range(40) for m in call(f"r{n}", "read_file", {"path": f"src/m{n}.py"}, "x")
@@ -150,6 +150,13 @@ class TestBudget:
         items = [("user", "Go."), *call("e", "bash", {"command": "pytest"}, result), *reads]
         text = rule_summary(conversation(*items), None, 120, counter)
         assert "- `E   AssertionError: totals differ …` (from `pytest`)" in text
+        edited = rule_summary(
+            conversation(*items, *call("w", "edit_file", {"path": "src/m1.py"}, "ok")),
+            None,
+            120,
+            counter,
+        )
+        assert "- `src/m1.py`\n" in edited  # which tool changed it is a luxury here
         full = rule_summary(conversation(*items), None, 4000, counter)
         assert "totals differ | FAILED t.py::test_total | 1 failed" in full
 

@@ -136,8 +136,9 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     if ranked and counter.count_text(render(pinned)) > budget * PINNED_SHARE:
         # A long task and focus would leave no room for the facts: cut them to their shares.
         pinned = [_shrunk(i, int(budget * SHARES.get(i.kind, 1.0)), counter) for i in pinned]
-    # Tight: say nothing twice, errors by their first informative line, every section a floor.
-    ranked = [_short_error(i) for i in _not_pinned(ranked, pinned)]
+    # Tight: say nothing twice, errors by their first informative line, files without the
+    # tools that changed them, and every section a floor.
+    ranked = [_tight(i) for i in _not_pinned(ranked, pinned)]
     ranked = _floors_first(ranked, budget - counter.count_text(render(pinned)), counter)
     low = _fitting_prefix(pinned, ranked, budget, counter)
     kept = _fill([*pinned, *ranked[:low]], ranked[low:], budget, counter)
@@ -158,12 +159,14 @@ def _not_pinned(ranked: list[Item], pinned: Sequence[Item]) -> list[Item]:
     ]
 
 
-def _short_error(item: Item) -> Item:
-    """An error as its first informative line: at a tight budget the rest (test ids, the tally)
-    costs more than it tells."""
-    if item.kind != "error" or ERROR_PARTS not in item.text:
-        return item
-    return replace(item, text=item.text.split(ERROR_PARTS, 1)[0] + CUT_MARKER)
+def _tight(item: Item) -> Item:
+    """The item's short form for a tight budget: an error as its first informative line (the
+    rest, test ids and the tally, costs more than it tells), a file without its tools."""
+    if item.kind == "error" and ERROR_PARTS in item.text:
+        return replace(item, text=item.text.split(ERROR_PARTS, 1)[0] + CUT_MARKER)
+    if item.kind == "file" and item.detail:
+        return replace(item, detail="")
+    return item
 
 
 def _floors_first(ranked: list[Item], room: int, counter: TokenCounter) -> list[Item]:
