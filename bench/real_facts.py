@@ -15,8 +15,9 @@ Never hand-labelled. Five categories:
   shell result that carries no status); its informative lines are the exception or assertion
   lines, `FAILED` test ids, the failure tally and error-prefixed lines (else the first line that
   is not a bare exit status); the fact is kept when any one of them is in the summary;
-- `constraint`: a sentence the user wrote (harness text removed, see `_HARNESS`) with a
-  directive word (must, never, don't, only, make sure, important, …).
+- `constraint`: a sentence the user wrote (harness text removed, see `_HARNESS`; a line of
+  markup tags alone is not a sentence) with a directive word (must, never, don't, only, make
+  sure, important, …).
 
 Matching, the same for every method: text is lowercased and every run of non-word characters
 becomes one space (`normalize`); a fact is kept when one of its keys, normalized and cut to
@@ -84,6 +85,9 @@ _HARNESS_TAIL = re.compile(
     r"\n\s*(?:INSTRUCTIONS:|IMPORTANT: You should ONLY interact).*\Z", re.DOTALL
 )
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+# A line that is only markup tags (`<steps CRITICAL="TRUE">`, `</step>`) is a template's
+# structure, not something the user said.
+_TAGS_ONLY = re.compile(r"^\s*(?:</?[\w:-]+(?:\s[^<>]*)?/?>\s*)+$")
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -272,7 +276,9 @@ def _user_sentences(message: dict[str, Any]) -> Iterator[str]:
         if not isinstance(block, str) or _HARNESS.match(block):
             continue
         text = _FENCE.sub(" ", _HARNESS_TAIL.sub("", block))
-        text = "\n".join(x for x in text.splitlines() if not x.startswith((">", "|")))
+        text = "\n".join(
+            x for x in text.splitlines() if not x.startswith((">", "|")) and not _TAGS_ONLY.match(x)
+        )
         for sentence in _SPLIT.split(text):
             sentence = sentence.strip()
             if 12 <= len(sentence) <= 300 and _DIRECTIVE.search(sentence):

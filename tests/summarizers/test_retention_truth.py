@@ -50,6 +50,16 @@ class TestGroundTruth:
             "Process exited with code 1"
         ]
 
+    def test_a_line_of_markup_tags_alone_is_not_a_user_sentence(self) -> None:
+        template = (
+            "Run the release checklist.\n"
+            '<steps CRITICAL="TRUE">\n'
+            "1. Make sure the changelog names every change.\n"
+            "</steps>"
+        )
+        facts = ground_truth([{"role": "user", "content": [{"type": "text", "text": template}]}])
+        assert [f.keys for f in facts.facts] == [["make sure the changelog names every change"]]
+
 
 class TestMatching:
     def test_keys_are_whole_words(self) -> None:

@@ -156,6 +156,38 @@ class TestToolShapes:
         assert ("out.log", "written") in use.files
         assert use.command == "cat setup.cfg && sed -i 's/a/b/' src/conf.py > out.log"
 
+    def test_editing_helpers_called_from_code(self) -> None:
+        code = (
+            "open_file('/repo/src/views.py', 40)\n"
+            "edit_file_by_replace(\n    '/repo/src/views.py',\n    to_replace='a',\n"
+            "    new_content='b',\n)\n"
+            'create_file(filename="/repo/tests/test_views.py")\n'
+            "append_file(file_name='/repo/tests/test_views.py', content='x = 1')\n"
+            "insert_content_at_line('/repo/README.md', 3, 'note')\n"
+            "search_file('TODO', '/repo/src/models.py')\n"
+            "print('done.txt')"
+        )
+        use = classify_call("1", "run_ipython", {"code": code})
+        assert use.files == (
+            ("/repo/src/views.py", "modified"),
+            ("/repo/tests/test_views.py", "created"),
+            ("/repo/README.md", "modified"),
+        )
+        assert classify_call("2", "execute_ipython_cell", {"code": "print(1 + 1)"}).files == ()
+
+    def test_editing_helper_in_a_run_result_is_a_modified_file(self, counter) -> None:
+        text = summarize(
+            counter,
+            ("user", "Fix the pagination bug in the list view."),
+            *openai_call(
+                "c1",
+                "run_ipython",
+                {"code": "edit_file_by_replace('app/list.py', to_replace='1', new_content='0')"},
+                "[File: /repo/app/list.py (80 lines total after edit)]",
+            ),
+        )
+        assert "Files modified:\n- `app/list.py` (run_ipython)" in text
+
     def test_unknown_tools_by_verb_and_path_like_arguments(self) -> None:
         fetch = classify_call("1", "fetchDocument", {"location": "notes/plan.txt"})
         update = classify_call("2", "update_config", {"target": "config/app.yaml", "value": 3})

@@ -103,9 +103,62 @@ class TestBudget:
         ]
         text = rule_summary(conversation(*items), None, 120, counter)
         assert counter.count_text(text) <= 120
-        assert "- Never change the schema." in text
+        assert "Task: Go. Never change the schema." in text
+        assert "- Never change the schema." not in text  # the task line already says it
         assert "`error: boom`" in text
         assert "`src/m0.py`" not in text  # the oldest read was evicted first
+
+    def test_a_fold_does_not_favour_the_sections_listed_last(self, counter) -> None:
+        reads = "\n".join(f"- `src/m{n}.py`" for n in range(6))
+        errors = "\n".join(
+            f"- `ValueError: bad input number {n} in the parser` (from `make t{n}`)"
+            f" → resolved: rerun succeeded"
+            for n in range(6)
+        )
+        previous = f"Task: Go.\nFiles read:\n{reads}\nErrors (resolved):\n{errors}"
+        orders = {i.text: i.order for i in parse_summary(previous)}
+        # Each section's newest line is equally recent, whatever its place in the text.
+        assert orders["src/m5.py"] == orders["ValueError: bad input number 5 in the parser"] == -1
+        assert orders["src/m0.py"] < orders["src/m5.py"]
+        half = rule_summary([], previous, counter.count_text(previous) // 2, counter)
+        assert "`src/m5.py`" in half and "number 5" in half
+
+    def test_many_user_corrections_do_not_starve_the_commands(self, counter) -> None:
+        corrections = [
+            ("user", f"Never rename the field number {n} in the public schema of the service.")
+            for n in range(30)
+        ]
+        commands = [
+            m for n in range(30) for m in call(f"b{n}", "bash", {"command": f"make t{n}"}, "ok")
+        ]
+        items = [
+            ("user", "Tidy the service."),
+            *commands,
+            *corrections,
+        ]  # the corrections are newer
+        text = rule_summary(conversation(*items), None, 300, counter)
+        assert counter.count_text(text) <= 300
+        assert "User constraints:" in text
+        # Each section has a floor of the budget, though a command weighs far less.
+        assert text.count("- `make t") >= 3
+
+    def test_at_a_tight_budget_errors_and_files_take_their_short_form(self, counter) -> None:
+        result = "E   AssertionError: totals differ\nFAILED t.py::test_total\n1 failed, 9 passed"
+        reads = [
+            m for n in range(40) for m in call(f"r{n}", "read_file", {"path": f"src/m{n}.py"}, "x")
+        ]
+        items = [("user", "Go."), *call("e", "bash", {"command": "pytest"}, result), *reads]
+        text = rule_summary(conversation(*items), None, 120, counter)
+        assert "- `E   AssertionError: totals differ …` (from `pytest`)" in text
+        edited = rule_summary(
+            conversation(*items, *call("w", "edit_file", {"path": "src/m1.py"}, "ok")),
+            None,
+            120,
+            counter,
+        )
+        assert "- `src/m1.py`\n" in edited  # which tool changed it is a luxury here
+        full = rule_summary(conversation(*items), None, 4000, counter)
+        assert "totals differ | FAILED t.py::test_total | 1 failed" in full
 
     def test_tiny_budget_still_fits(self, counter) -> None:
         text = rule_summary(conversation(("user", "word " * 500)), None, 10, counter)

@@ -8,6 +8,8 @@ line (markdown bullets and numbering stripped), so nothing the reader had is sil
 from __future__ import annotations
 
 import re
+from collections import Counter
+from math import ceil
 
 from app.summarizers.rule.facts import Facts, Item, Kind, clip
 from app.summarizers.rule.paths import absolute
@@ -43,8 +45,9 @@ def parse_summary(text: str | None) -> Facts:
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     section: tuple[Kind, str] | None = None
     workdir = next((x[len(WORKDIR_PREFIX) :] for x in lines if x.startswith(WORKDIR_PREFIX)), None)
+    orders = _orders(lines)
     for index, line in enumerate(lines):
-        order = index - len(lines) - 1  # older than anything new, in reading order
+        order = orders[index]
         if line.startswith("Task: "):
             facts.add(Item("task", line[len("Task: ") :], order))
         elif line.startswith(WORKDIR_PREFIX):
@@ -61,6 +64,35 @@ def parse_summary(text: str | None) -> Facts:
             section = None if not line.startswith("- ") else section
             facts.add(Item("context", clip(_BULLET.sub("", line.strip()).strip("* ")), order))
     return facts
+
+
+def _orders(lines: list[str]) -> list[int]:
+    """Each line's order: older than anything new (negative), oldest first within a section.
+
+    Sections are rendered one after another, so reading order would make every line of the
+    last sections look newer than all of the first ones, and a fold would evict files read
+    (listed early) before resolved errors (listed late). Instead each section's lines are
+    spread over the same span: a section's newest line gets -1, whatever section it is in.
+    """
+    span = len(lines) + 1
+    groups: list[str] = []
+    group = ""
+    for line in lines:
+        if line in _KINDS:
+            group = line
+        elif not line.startswith("- "):
+            group = ""  # task, focus, context: reading order
+        groups.append(group)
+    sizes = Counter(groups)
+    seen: Counter[str] = Counter()
+    orders = []
+    for index, group in enumerate(groups):
+        seen[group] += 1
+        if group:
+            orders.append(-span + ceil(seen[group] * (span - 1) / sizes[group]))
+        else:
+            orders.append(index - span)
+    return orders
 
 
 def _item(section: tuple[Kind, str], line: str, order: int, workdir: str | None) -> Item:

@@ -1,8 +1,10 @@
 """Render facts as compact sectioned text, evicting the lowest-value items to fit a token budget.
 
-Value = kind weight × recency (see `facts.WEIGHTS`). The largest set of top-valued items whose
-rendering fits is found by binary search over the ranking (rendered size grows with every item
-added), so fitting costs O(log n) full token counts. Task and current focus are pinned; if even
+Value = kind weight × recency (see `facts.WEIGHTS`) per token, diminishing within a section;
+each section's best items up to a floor come first, so no kind of fact is starved by a heavier
+one. The largest set of top-ranked items whose rendering fits is found by binary search over
+the ranking (rendered size grows with every item added), so fitting costs O(log n) full token
+counts. Task and current focus are pinned; if even
 they do not fit, they are cut with a marker, and the final text is hard-capped at the budget.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item
+from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item, normalize
 from app.summarizers.rule.paths import relative
 from app.tokens.base import TokenCounter
 
@@ -21,7 +23,19 @@ CUT_MARKER = " …"
 PINNED_SHARE = 0.5
 SHARES = {"task": 0.3, "focus": 0.15}
 # How much an item's length counts against its value (0: not at all, 1: value per token).
-COST_EXPONENT = 0.3
+COST_EXPONENT = 0.5
+# Diminishing returns within a section: an item is worth DECAY ** (k / n) of its own value when
+# k of its section's n items rank above it, so a section's last item is worth half its first.
+# At a tight budget every section keeps a share of its items (twenty user corrections cannot
+# starve the commands and files read), while weights still decide which section goes deeper.
+DECAY = 0.5
+# A floor per section when not everything fits: this share of the room left after the task and
+# focus is split evenly between the sections that have items, and each section's best items
+# that fit in its part are kept first. Diminishing returns alone cannot lift a section whose
+# items all weigh less than another's last (commands at 2, user constraints at 9).
+FLOOR_SHARE = 0.4
+SENTENCE_KINDS = ("request", "constraint", "decision", "question")
+ERROR_PARTS = " | "  # how an error's informative lines are joined (extract.py)
 
 SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("User requests:", lambda i: i.kind == "request"),
@@ -83,7 +97,8 @@ def rank(items: Sequence[Item], counter: TokenCounter | None = None) -> list[Ite
     """Most valuable first; deterministic (ties broken by recency, then text).
 
     With a counter, value is per token spent: weight × recency / line tokens ** COST_EXPONENT,
-    so three short paths can beat one long command of the same weight.
+    so three short paths can beat one long command of the same weight. Within each section the
+    value then diminishes with rank (DECAY), so no section is starved by a heavier one.
     """
     orders = sorted({i.order for i in items})
     position = {o: n for n, o in enumerate(orders)}
@@ -96,7 +111,15 @@ def rank(items: Sequence[Item], counter: TokenCounter | None = None) -> list[Ite
             return value
         return float(value / max(counter.count_text(item_line(item)), 1) ** COST_EXPONENT)
 
-    return sorted(items, key=lambda i: (-score(i), -i.order, i.kind, i.text))
+    scores = {id(i): score(i) for i in items}
+    sections: dict[str, list[Item]] = {}
+    for item in items:
+        sections.setdefault(_section(item), []).append(item)
+    for members in sections.values():
+        members.sort(key=lambda i: (-scores[id(i)], -i.order, i.kind, i.text))
+        for k, item in enumerate(members):
+            scores[id(item)] *= DECAY ** (k / len(members))
+    return sorted(items, key=lambda i: (-scores[id(i)], -i.order, i.kind, i.text))
 
 
 def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
@@ -113,6 +136,10 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     if ranked and counter.count_text(render(pinned)) > budget * PINNED_SHARE:
         # A long task and focus would leave no room for the facts: cut them to their shares.
         pinned = [_shrunk(i, int(budget * SHARES.get(i.kind, 1.0)), counter) for i in pinned]
+    # Tight: say nothing twice, errors by their first informative line, files without the
+    # tools that changed them, and every section a floor.
+    ranked = [_tight(i) for i in _not_pinned(ranked, pinned)]
+    ranked = _floors_first(ranked, budget - counter.count_text(render(pinned)), counter)
     low = _fitting_prefix(pinned, ranked, budget, counter)
     kept = _fill([*pinned, *ranked[:low]], ranked[low:], budget, counter)
     text = render(kept)
@@ -122,6 +149,47 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
             [_shrunk(i, share, counter) for i in pinned]  # task and focus split the budget
         )
     return truncate_to_tokens(text, budget, counter)
+
+
+def _not_pinned(ranked: list[Item], pinned: Sequence[Item]) -> list[Item]:
+    """`ranked` without the sentences the task or focus line already says word for word."""
+    said = " ".join(f" {normalize(i.text)} " for i in pinned)
+    return [
+        i for i in ranked if i.kind not in SENTENCE_KINDS or f" {normalize(i.text)} " not in said
+    ]
+
+
+def _tight(item: Item) -> Item:
+    """The item's short form for a tight budget: an error as its first informative line (the
+    rest, test ids and the tally, costs more than it tells), a file without its tools."""
+    if item.kind == "error" and ERROR_PARTS in item.text:
+        return replace(item, text=item.text.split(ERROR_PARTS, 1)[0] + CUT_MARKER)
+    if item.kind == "file" and item.detail:
+        return replace(item, detail="")
+    return item
+
+
+def _floors_first(ranked: list[Item], room: int, counter: TokenCounter) -> list[Item]:
+    """`ranked` with each section's floor moved to the front (rank order kept otherwise).
+
+    FLOOR_SHARE of the room left for facts is split evenly between the sections that have
+    items; a section's floor is its best-ranked items whose lines fit in its share.
+    """
+    sections: dict[str, list[Item]] = {}
+    for item in ranked:
+        sections.setdefault(_section(item), []).append(item)
+    if not sections or room <= 0:
+        return ranked
+    share = room * FLOOR_SHARE / len(sections)
+    floor: set[int] = set()
+    for members in sections.values():
+        used = 0
+        for item in members:
+            used += counter.count_text(item_line(item)) + 1
+            if used > share:
+                break
+            floor.add(id(item))
+    return [i for i in ranked if id(i) in floor] + [i for i in ranked if id(i) not in floor]
 
 
 def _fill(kept: list[Item], rest: Sequence[Item], budget: int, counter: TokenCounter) -> list[Item]:

@@ -37,6 +37,11 @@ EDITOR_COMMANDS = {
     "undo_edit": "modified",
 }
 
+# Code-execution tools (OpenHands' `run_ipython`, SWE-agent-style tool libraries) edit files by
+# calling helpers from the code: `edit_file_by_replace("a.py", …)`, `create_file(path="b.py")`.
+CODE_ARGS = ("code", "source", "python", "script")
+_HELPER_CALL = re.compile(r"\b([A-Za-z_]\w*)\(\s*(?:\w+\s*=\s*)?[rb]?(['\"])([^'\"\n]+)\2")
+HELPER_NOUNS = {"file", "content", "lines", "line"}
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _DIFF_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 _DIFF_NEW = re.compile(r"^--- /dev/null\n\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
@@ -100,8 +105,12 @@ def classify_call(call_id: str, name: str, raw_args: Any) -> ToolUse:
         patch = next((v for k, v in args.items() if isinstance(v, str) and "\n" in v), "")
         files = _patch_files(patch) or _pairs(_arg_paths(args), "modified")
         return ToolUse(call_id, name, args, files, None)
+    helpers = _helper_files(args)
     if command is not None:
-        return ToolUse(call_id, name, args, shell_files(command), one_line(command))
+        files = tuple(dict.fromkeys((*shell_files(command), *helpers)))
+        return ToolUse(call_id, name, args, files, one_line(command))
+    if helpers:
+        return ToolUse(call_id, name, args, helpers, None)
     paths = _arg_paths(args)
     if words & SEARCH_WORDS:  # a search's path is where it looked, not a file it read
         paths = [p for p in paths if _HAS_EXTENSION.search(p)]
@@ -118,6 +127,28 @@ def _command_text(args: Mapping[str, Any], words: set[str]) -> str | None:
     if words & COMMAND_WORDS and isinstance(args.get("input"), str):
         return str(args["input"])
     return None
+
+
+def _helper_files(args: Mapping[str, Any]) -> tuple[tuple[str, FileStatus], ...]:
+    """Files that editing helpers called from a code argument touch: a helper is a function
+    whose name pairs a file noun with a verb (`append_file`, `insert_content_at_line`), and its
+    file is its first argument when that is a path; search helpers (`search_file`) name none."""
+    found: dict[str, FileStatus] = {}
+    for key in CODE_ARGS:
+        code = args.get(key)
+        if not isinstance(code, str):
+            continue
+        for match in _HELPER_CALL.finditer(code):
+            words = set(name_words(match.group(1)))
+            path = match.group(3).strip()
+            if not words & HELPER_NOUNS or words & SEARCH_WORDS or not is_path_like(path):
+                continue
+            status = _status_from_verbs(words)
+            old = found.get(path)
+            # A file created and then edited in the same code is new; reads never demote.
+            if old is None or (old == "read" and status != "read"):
+                found[path] = status
+    return tuple(found.items())
 
 
 def _status_from_verbs(words: set[str]) -> FileStatus:
