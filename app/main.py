@@ -23,6 +23,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.services.served_cache import ServedContextCache
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
@@ -130,6 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry
+    app.state.served_cache = ServedContextCache(settings.context_cache_bytes)
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

@@ -7,12 +7,14 @@ Everything after the clear marker is read only for `explain=true`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Message, Session
+from app.models import Calibration, Message, Session
 
 # The pinned message is the first user message that is not a tool result; tool results are
 # also role "user", so candidates are read in pages and checked in Python. The first page of
@@ -20,6 +22,34 @@ from app.models import Message, Session
 # so even a transcript opening with thousands of tool results takes a dozen queries.
 PINNED_PAGE = 16
 MAX_PINNED_PAGE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SessionVersion:
+    """The columns of a session row that change whenever its context can: appends bump
+    `last_seq` and `updated_at`, folds and clears `summary_version` (clears also
+    `cleared_through_seq`), PATCH `updated_at`, delete-and-recreate `pk`."""
+
+    pk: int
+    updated_at: datetime
+    last_seq: int
+    cleared_through_seq: int
+    summary_version: int
+
+
+def session_version(row: Session) -> SessionVersion:
+    return SessionVersion(
+        row.pk, row.updated_at, row.last_seq, row.cleared_through_seq, row.summary_version
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ServedState:
+    """One read of everything a served context depends on besides its query and messages."""
+
+    version: SessionVersion
+    last_context: dict[str, Any]
+    calibration: tuple[float, int] | None  # (ratio, samples) of the model family, if any
 
 
 class ContextRepository:
@@ -54,6 +84,36 @@ class ContextRepository:
     async def message_at(self, session_pk: int, seq: int) -> Message | None:
         stmt = select(Message).where(Message.session_id == session_pk, Message.seq == seq)
         return (await self.db.execute(stmt)).scalar_one_or_none()
+
+    async def served_state(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        """The session's version, its served records and the family's calibration in one
+        query: a unique-index lookup on `sessions` joined to the calibration primary key."""
+        stmt = (
+            select(
+                Session.pk,
+                Session.updated_at,
+                Session.last_seq,
+                Session.cleared_through_seq,
+                Session.summary_version,
+                Session.last_context,
+                Calibration.ratio,
+                Calibration.samples,
+            )
+            .outerjoin(
+                Calibration,
+                and_(Calibration.tenant == Session.tenant, Calibration.family == family),
+            )
+            .where(Session.tenant == tenant, Session.external_id == session_id)
+        )
+        row = (await self.db.execute(stmt)).one_or_none()
+        if row is None:
+            return None
+        pk, updated_at, last_seq, cleared, version, last_context, ratio, samples = row
+        return ServedState(
+            version=SessionVersion(pk, updated_at, last_seq, cleared, version),
+            last_context=dict(last_context or {}),
+            calibration=None if ratio is None else (ratio, samples),
+        )
 
     async def record_served(self, session_pk: int, model: str, record: dict[str, Any]) -> None:
         """Remember the context just served for `model` (app/services/prompt_cache.py)."""

@@ -33,7 +33,13 @@ from app.engine.units import is_empty
 from app.models import Message as MessageRow
 from app.models import Session
 from app.repositories.calibrations import CalibrationRepository
-from app.repositories.context import MAX_PINNED_PAGE, PINNED_PAGE, ContextRepository
+from app.repositories.context import (
+    MAX_PINNED_PAGE,
+    PINNED_PAGE,
+    ContextRepository,
+    SessionVersion,
+    session_version,
+)
 from app.repositories.sessions import SessionRepository
 from app.schemas.common import SummaryState
 from app.services.context_settings import resolve_settings
@@ -92,6 +98,7 @@ class Snapshot:
     messages: tuple[Message, ...]
     calibration: Calibration | None
     last_served: dict[str, Any]
+    version: SessionVersion  # validates a cached response (app/services/served_cache.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +112,10 @@ class Served:
     fold: FoldOutcome | None
     folded_messages: int
     cache: CacheReport
+    record: dict[str, Any]
+    """`last_context[model]` once this context is served (written unless already there)."""
+    settled: bool
+    """No fold left to make: the same request again serves this context, unfolded."""
 
 
 def to_engine(row: MessageRow) -> Message:
@@ -180,7 +191,8 @@ class ContextAssembler:
         if options.record_served and previous != record:
             async with session_scope(self.sessionmaker) as db:
                 await ContextRepository(db).record_served(snapshot.pk, model, record)
-        return Served(snapshot, result, model, info.family, fold, folded, cache)
+        settled = self._fold_job(snapshot, result, options, options.mode) is None
+        return Served(snapshot, result, model, info.family, fold, folded, cache, record, settled)
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
         return FoldCoordinator(
@@ -218,6 +230,7 @@ class ContextAssembler:
             messages=tuple(messages),
             calibration=calibration,
             last_served=dict(row.last_context or {}),
+            version=session_version(row),
         )
 
     @staticmethod
