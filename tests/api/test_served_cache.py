@@ -134,9 +134,7 @@ class TestAcrossReplicas:
         await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(2)})
         await worlds.read(expect_hit=False)
 
-    async def test_a_context_for_another_model_keeps_this_one_cached(
-        self, worlds: Worlds
-    ) -> None:
+    async def test_a_context_for_another_model_keeps_this_one_cached(self, worlds: Worlds) -> None:
         await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(2)})
         await worlds.read(expect_hit=False)
         await worlds.both("GET", "/sessions/s/context", params={"model": "gpt-4o"})
