@@ -14,6 +14,8 @@ from typing import Any
 from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.errors import SessionNotFound
+from app.engine.calibration import Calibration as CalibrationValue
 from app.models import Calibration, Message, Session
 
 # The pinned message is the first user message that is not a tool result; tool results are
@@ -55,6 +57,26 @@ class ServedState:
 class ContextRepository:
     def __init__(self, db: AsyncSession) -> None:
         self.db = db
+
+    async def session_for_context(
+        self, tenant: str, session_id: str
+    ) -> tuple[Session, dict[str, CalibrationValue]]:
+        """The session row and the tenant's calibrations by family, in one round trip (a
+        tenant calibrates a handful of model families, so the join adds a few rows)."""
+        stmt = (
+            select(Session, Calibration)
+            .outerjoin(Calibration, Calibration.tenant == Session.tenant)
+            .where(Session.tenant == tenant, Session.external_id == session_id)
+        )
+        rows = (await self.db.execute(stmt)).all()
+        if not rows:
+            raise SessionNotFound(session_id)
+        calibrations = {
+            c.family: CalibrationValue(family=c.family, ratio=c.ratio, samples=c.samples)
+            for _, c in rows
+            if c is not None
+        }
+        return rows[0][0], calibrations
 
     async def messages_after(self, session_pk: int, after_seq: int) -> list[Message]:
         stmt = (

@@ -32,7 +32,6 @@ from app.engine.types import Message
 from app.engine.units import is_empty
 from app.models import Message as MessageRow
 from app.models import Session
-from app.repositories.calibrations import CalibrationRepository
 from app.repositories.context import (
     MAX_PINNED_PAGE,
     PINNED_PAGE,
@@ -40,7 +39,6 @@ from app.repositories.context import (
     SessionVersion,
     session_version,
 )
-from app.repositories.sessions import SessionRepository
 from app.schemas.common import SummaryState
 from app.services.context_settings import resolve_settings
 from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
@@ -201,15 +199,14 @@ class ContextAssembler:
 
     async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
         async with read_scope(self.sessionmaker) as db:
-            row = await SessionRepository(db, self.tenant).get_or_raise(session_id)
+            repo = ContextRepository(db)
+            row, calibrations = await repo.session_for_context(self.tenant, session_id)
             info = self.registry.get(options.model or row.model)
             context_settings, strategy = resolve_settings(
                 self.settings, row.settings, options.overrides
             )
-            messages = await self._messages(
-                ContextRepository(db), row, context_settings, options.explain
-            )
-            calibration = await CalibrationRepository(db, self.tenant).get(info.family)
+            messages = await self._messages(repo, row, context_settings, options.explain)
+            calibration = calibrations.get(info.family)
         return Snapshot(
             pk=row.pk,
             external_id=row.external_id,
