@@ -19,7 +19,7 @@ from fastapi import FastAPI
 
 from app.core.settings import Settings
 from app.main import create_app
-from app.services.context import ContextOptions
+from app.services.context import ContextAssembler, ContextOptions, Snapshot
 from app.services.served_cache import Entry, ServedContextCache, Stamp, cache_key
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
@@ -143,6 +143,30 @@ class TestAcrossReplicas:
         await worlds.both("GET", "/sessions/s/context", params={"max_tokens": 100_000})
         body = await worlds.read(expect_hit=False)
         assert b'"reason":"none"' in body
+
+    async def test_a_change_racing_the_request_that_fills_the_cache_is_seen(
+        self, worlds: Worlds, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(2)})
+        load = ContextAssembler._load
+        raced: list[bool] = []
+
+        async def load_then_race(
+            assembler: ContextAssembler, session_id: str, options: ContextOptions
+        ) -> Snapshot:
+            snapshot = await load(assembler, session_id, options)
+            if not raced:  # B appends after A read its snapshot, before A stores the body
+                raced.append(True)
+                await append(worlds.b, "s", user("The racing message"))
+            return snapshot
+
+        monkeypatch.setattr(ContextAssembler, "_load", load_then_race)
+        first = await worlds.a.get("/sessions/s/context")
+        assert b"The racing message" not in first.content
+        hits = worlds.cache.hits
+        again = await worlds.a.get("/sessions/s/context")
+        assert worlds.cache.hits == hits
+        assert b"The racing message" in again.content
 
 
 class TestWhatIsCached:
