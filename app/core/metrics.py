@@ -24,9 +24,15 @@ SUMMARIZER_FALLBACKS = Counter(
     "foldwise_summarizer_fallbacks_total", "LLM summaries that fell back to rule", ["reason"]
 )
 MESSAGES_APPENDED = Counter("foldwise_messages_appended_total", "Messages stored")
+CONTEXT_CACHE = Counter(
+    "foldwise_context_cache_total",
+    "GET context lookups in the served-context cache: hit, stale (found, changed since), miss",
+    ["result"],
+)
 
 __all__ = [
     "CONTENT_TYPE_LATEST",
+    "CONTEXT_CACHE",
     "FOLDS_TOTAL",
     "MESSAGES_APPENDED",
     "REQUESTS_TOTAL",

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.db import read_scope
+from app.core.metrics import CONTEXT_CACHE
 from app.repositories.context import ContextRepository, ServedState, SessionVersion
 from app.schemas.context import CacheUsage, ContextResponse
 from app.services.assembly import context_response
@@ -160,9 +161,11 @@ async def serve_context(
             )
         if state is not None and stamp_of(state, entry.model) == entry.stamp:
             cache.hits += 1
+            CONTEXT_CACHE.labels("hit").inc()
             return entry.body
         cache.discard(key)
     cache.misses += 1
+    CONTEXT_CACHE.labels("miss" if entry is None else "stale").inc()
     served = await assembler.serve(session_id, options)
     response = context_response(served, options.format, options.explain)
     if key is not None and served.settled:

@@ -207,3 +207,13 @@ async def test_the_cache_can_be_turned_off(make_client: MakeClient, db_url: str)
     for _ in range(3):
         assert (await client.get("/sessions/s/context")).status_code == 200
     assert app.state.served_cache.hits == 0 and len(app.state.served_cache) == 0
+
+
+async def test_hits_and_stale_entries_are_counted_in_metrics(worlds: Worlds) -> None:
+    await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(1)})
+    await worlds.read(expect_hit=False)
+    await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(1, start=1)})
+    await worlds.read(expect_hit=False)
+    metrics = (await worlds.a.get("/metrics")).text
+    for result in ("hit", "miss", "stale"):
+        assert f'foldwise_context_cache_total{{result="{result}"}}' in metrics
