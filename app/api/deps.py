@@ -1,7 +1,9 @@
 """Request dependencies as Annotated aliases: DbSession, ReadDb, Tenant, SettingsDep, …
 
 Everything comes from `app.state` (set by create_app), so a test app with its own
-settings never touches process-wide state.
+settings never touches process-wide state. Every dependency is `async def`: none blocks,
+and FastAPI runs a plain `def` dependency in its threadpool, a thread hop per dependency per
+request (~0.15 ms each on the context route).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from app.core.settings import Settings
 from app.tokens.registry import ModelRegistry
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     return cast(Settings, request.app.state.settings)
 
 
-def get_registry(request: Request) -> ModelRegistry:
+async def get_registry(request: Request) -> ModelRegistry:
     return cast(ModelRegistry, request.app.state.registry)
 
 
@@ -41,7 +43,7 @@ async def get_read_db(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
-def get_tenant(request: Request) -> str:
+async def get_tenant(request: Request) -> str:
     """The tenant of the bearer key; "default" in open mode; 401 otherwise."""
     keyring = cast(KeyRing, request.app.state.keyring)
     if keyring.is_open:

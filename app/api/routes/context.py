@@ -34,7 +34,7 @@ from app.services.summaries import clear_session, summarize_session, summary_his
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
 
-def get_assembler(
+async def get_assembler(
     request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
 ) -> ContextAssembler:
     """Works on `app.state.sessionmaker` in short units of work of its own (never the request
@@ -49,7 +49,7 @@ def get_assembler(
 Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
 
 
-def get_served_cache(request: Request) -> ServedContextCache:
+async def get_served_cache(request: Request) -> ServedContextCache:
     return cast(ServedContextCache, request.app.state.served_cache)
 
 
