@@ -6,12 +6,13 @@ the context served before it for that model (`last_context[model]`, which sets t
 anchor and `usage.cache`). Each replica keeps the JSON bodies it served, keyed by tenant,
 session and query, next to a stamp of that state: the session's `SessionVersion` (pk,
 `updated_at`, `last_seq`, `cleared_through_seq`, `summary_version`), the calibration's
-(ratio, samples), and the record. A request first reads the stamp back in one query
-(`ContextRepository.served_state`: the `(tenant, external_id)` unique index joined to the
-calibration primary key) and serves the body only if every part is equal, so an append, a
-fold, a clear, a PATCH, a usage report or another query's context made by any replica on the
-same database is seen by the next read of every other replica. Nothing is pushed between
-replicas and nothing expires by time.
+(ratio, samples), and the record. A request first reads the stamp back in one statement
+(`repositories.context.served_state`: the `(tenant, external_id)` unique index joined to
+the calibration primary key, on a bare connection without transaction round trips) and
+serves the body only if every part is equal, so an append, a fold, a clear, a PATCH, a
+usage report or another query's context made by any replica on the same database is seen
+by the next read of every other replica. Nothing is pushed between replicas and nothing
+expires by time.
 
 Why a hit needs no write: the cached body is not the response that filled the cache but the
 one the *next* identical request computes. That request finds `last_context[model]` equal
@@ -34,9 +35,11 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.db import read_scope
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.core.db import single_statements
 from app.core.metrics import CONTEXT_CACHE
-from app.repositories.context import ContextRepository, ServedState, SessionVersion
+from app.repositories.context import ServedState, SessionVersion, served_state
 from app.schemas.context import CacheUsage, ContextResponse
 from app.services.assembly import context_response
 from app.services.context import ContextAssembler, ContextOptions, Served
@@ -147,6 +150,7 @@ def replayed(response: ContextResponse, served: Served) -> ContextResponse:
 
 async def serve_context(
     cache: ServedContextCache,
+    engine: AsyncEngine,
     assembler: ContextAssembler,
     session_id: str,
     options: ContextOptions,
@@ -155,10 +159,8 @@ async def serve_context(
     key = cache_key(assembler.tenant, session_id, options) if cache.max_bytes else None
     entry = cache.get(key) if key is not None else None
     if key is not None and entry is not None:
-        async with read_scope(assembler.sessionmaker) as db:
-            state = await ContextRepository(db).served_state(
-                assembler.tenant, session_id, entry.family
-            )
+        async with single_statements(engine) as connection:
+            state = await served_state(connection, assembler.tenant, session_id, entry.family)
         if state is not None and stamp_of(state, entry.model) == entry.stamp:
             cache.hits += 1
             CONTEXT_CACHE.labels("hit").inc()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.api.deps import DbSession, ReadDb, RegistryDep, SettingsDep, Tenant
 from app.core.settings import Strategy, SummaryPlacement
@@ -62,6 +62,7 @@ ServedCache = Annotated[ServedContextCache, Depends(get_served_cache)]
     response_model_exclude_unset=True,
 )
 async def get_context(
+    request: Request,
     session_id: str,
     assembler: Assembler,
     served_cache: ServedCache,
@@ -106,7 +107,8 @@ async def get_context(
         explain=explain,
         overrides=overrides,
     )
-    body = await serve_context(served_cache, assembler, session_id, options)
+    engine = cast(AsyncEngine, request.app.state.engine)
+    body = await serve_context(served_cache, engine, assembler, session_id, options)
     return Response(content=body, media_type="application/json")
 
 
