@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUESTS_TOTAL = Counter("foldwise_requests_total", "HTTP requests", ["method", "route", "status"])
@@ -29,10 +29,18 @@ CONTEXT_CACHE = Counter(
     "GET context lookups in the served-context cache: hit, stale (found, changed since), miss",
     ["result"],
 )
+CONTEXT_CACHE_EVICTIONS = Counter(
+    "foldwise_context_cache_evictions_total", "Served contexts evicted to stay within the bytes"
+)
+CONTEXT_CACHE_BYTES = Gauge(
+    "foldwise_context_cache_bytes", "Bytes of served contexts held by the cache of this process"
+)
 
 __all__ = [
     "CONTENT_TYPE_LATEST",
     "CONTEXT_CACHE",
+    "CONTEXT_CACHE_BYTES",
+    "CONTEXT_CACHE_EVICTIONS",
     "FOLDS_TOTAL",
     "MESSAGES_APPENDED",
     "REQUESTS_TOTAL",

@@ -25,7 +25,8 @@ stamp includes the record, so a hit is served only while the database still hold
 Only settled contexts are stored (no fold left to make: the next request would serve the
 same context, not fold), and only `summarize=auto|never` without a focus or a history
 trigger. Memory is bounded by the bodies' bytes (`FOLDWISE_CONTEXT_CACHE_BYTES`, 0 turns the
-cache off), least recently used first out.
+cache off), least recently used first out. `/metrics`: `foldwise_context_cache_total` by
+hit, stale and miss, `foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import single_statements
-from app.core.metrics import CONTEXT_CACHE
+from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
 from app.repositories.context import ServedState, SessionVersion, served_state
 from app.schemas.context import CacheUsage, ContextResponse
 from app.services.assembly import context_response
@@ -90,15 +91,20 @@ class ServedContextCache:
         if len(entry.body) > self.max_bytes * MAX_ENTRY_SHARE:
             return
         self._entries[key] = entry
-        self.size += len(entry.body)
+        self._resize(len(entry.body))
         while self.size > self.max_bytes:
             _, evicted = self._entries.popitem(last=False)
-            self.size -= len(evicted.body)
+            self._resize(-len(evicted.body))
+            CONTEXT_CACHE_EVICTIONS.inc()
 
     def discard(self, key: Hashable) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:
-            self.size -= len(entry.body)
+            self._resize(-len(entry.body))
+
+    def _resize(self, delta: int) -> None:
+        self.size += delta
+        CONTEXT_CACHE_BYTES.inc(delta)  # a sum over the caches of this process
 
 
 def cache_key(tenant: str, session_id: str, options: ContextOptions) -> Hashable | None:

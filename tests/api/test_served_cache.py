@@ -217,3 +217,5 @@ async def test_hits_and_stale_entries_are_counted_in_metrics(worlds: Worlds) -> 
     metrics = (await worlds.a.get("/metrics")).text
     for result in ("hit", "miss", "stale"):
         assert f'foldwise_context_cache_total{{result="{result}"}}' in metrics
+    assert "foldwise_context_cache_bytes " in metrics
+    assert "foldwise_context_cache_evictions_total " in metrics
