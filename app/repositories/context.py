@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, select, update
+from sqlalchemy import Row, and_, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.core.errors import SessionNotFound
 from app.engine.calibration import Calibration as CalibrationValue
+from app.engine.types import Message as EngineMessage
 from app.models import Calibration, Message, Session
 
 # The pinned message is the first user message that is not a tool result; tool results are
@@ -92,6 +93,52 @@ async def served_state(
     )
 
 
+# The message reads of GET …/context, built once and returning plain rows: no statement
+# construction or cache key per request, no ORM instances (identity map, instance state) for
+# rows that only become engine messages.
+_MESSAGE_FIELDS = (
+    Message.id,
+    Message.seq,
+    Message.role,
+    Message.content,
+    Message.token_count,
+    Message.name,
+    Message.tool_calls,
+    Message.tool_call_id,
+    Message.meta.label("meta"),
+)
+MESSAGES_AFTER = (
+    select(*_MESSAGE_FIELDS)
+    .where(Message.session_id == bindparam("pk"), Message.seq > bindparam("after_seq"))
+    .order_by(Message.seq)
+)
+USER_MESSAGES_PAGE = (
+    select(*_MESSAGE_FIELDS)
+    .where(
+        Message.session_id == bindparam("pk"),
+        Message.seq > bindparam("after_seq"),
+        Message.seq <= bindparam("through"),
+        Message.role == "user",
+    )
+    .order_by(Message.seq)
+    .limit(bindparam("limit"))
+)
+
+
+def to_engine(row: Row[Any]) -> EngineMessage:
+    return EngineMessage(
+        id=row.id,
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        tokens=row.token_count,
+        name=row.name,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+        metadata=dict(row.meta or {}),
+    )
+
+
 class ContextRepository:
     def __init__(self, db: AsyncSession) -> None:
         self.db = db
@@ -116,30 +163,16 @@ class ContextRepository:
         }
         return rows[0][0], calibrations
 
-    async def messages_after(self, session_pk: int, after_seq: int) -> list[Message]:
-        stmt = (
-            select(Message)
-            .where(Message.session_id == session_pk, Message.seq > after_seq)
-            .order_by(Message.seq)
-        )
-        return list((await self.db.execute(stmt)).scalars())
+    async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]:
+        params = {"pk": session_pk, "after_seq": after_seq}
+        return [to_engine(row) for row in await self.db.execute(MESSAGES_AFTER, params)]
 
     async def user_messages_page(
         self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
-    ) -> list[Message]:
+    ) -> list[EngineMessage]:
         """Up to `limit` user messages with after_seq < seq ≤ through_seq, in seq order."""
-        stmt = (
-            select(Message)
-            .where(
-                Message.session_id == session_pk,
-                Message.seq > after_seq,
-                Message.seq <= through_seq,
-                Message.role == "user",
-            )
-            .order_by(Message.seq)
-            .limit(limit)
-        )
-        return list((await self.db.execute(stmt)).scalars())
+        params = {"pk": session_pk, "after_seq": after_seq, "through": through_seq, "limit": limit}
+        return [to_engine(row) for row in await self.db.execute(USER_MESSAGES_PAGE, params)]
 
     async def message_at(self, session_pk: int, seq: int) -> Message | None:
         stmt = select(Message).where(Message.session_id == session_pk, Message.seq == seq)

@@ -30,7 +30,6 @@ from app.engine.calibration import Calibration
 from app.engine.render import Format
 from app.engine.types import Message
 from app.engine.units import is_empty
-from app.models import Message as MessageRow
 from app.models import Session
 from app.repositories.context import (
     MAX_PINNED_PAGE,
@@ -114,20 +113,6 @@ class Served:
     """`last_context[model]` once this context is served (written unless already there)."""
     settled: bool
     """No fold left to make: the same request again serves this context, unfolded."""
-
-
-def to_engine(row: MessageRow) -> Message:
-    return Message(
-        id=row.id,
-        seq=row.seq,
-        role=row.role,  # type: ignore[arg-type]  # validated at append
-        content=row.content,
-        tokens=row.token_count,
-        name=row.name,
-        tool_calls=row.tool_calls,
-        tool_call_id=row.tool_call_id,
-        metadata=dict(row.meta or {}),
-    )
 
 
 def _pinnable(message: Message) -> bool:
@@ -236,18 +221,16 @@ class ContextAssembler:
     ) -> list[Message]:
         """The messages the engine needs (all after the clear marker for explain)."""
         if explain:
-            return [
-                to_engine(m) for m in await repo.messages_after(row.pk, row.cleared_through_seq)
-            ]
+            return await repo.messages_after(row.pk, row.cleared_through_seq)
         floor = max(row.summary_through_seq, row.cleared_through_seq)
-        live = [to_engine(m) for m in await repo.messages_after(row.pk, floor)]
+        live = await repo.messages_after(row.pk, floor)
         if not settings.pin_first_message or floor <= row.cleared_through_seq:
             return live
         cursor, limit = row.cleared_through_seq, PINNED_PAGE
         while page := await repo.user_messages_page(
             row.pk, after_seq=cursor, through_seq=floor, limit=limit
         ):
-            for candidate in map(to_engine, page):
+            for candidate in page:
                 if _pinnable(candidate):
                     return [candidate, *live]
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
