@@ -73,8 +73,7 @@ class ServedContextCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.size = 0
-        self.hits = 0
-        self.misses = 0
+        self.hits = 0  # this cache's own count (`/metrics` sums every cache of the process)
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
 
     def __len__(self) -> int:
@@ -172,7 +171,6 @@ async def serve_context(
             CONTEXT_CACHE.labels("hit").inc()
             return entry.body
         cache.discard(key)
-    cache.misses += 1
     CONTEXT_CACHE.labels("miss" if entry is None else "stale").inc()
     served = await assembler.serve(session_id, options)
     response = context_response(served, options.format, options.explain)
