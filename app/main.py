@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -76,6 +76,16 @@ async def _database_busy(_request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _connection_lost(request: Request, exc: Exception) -> JSONResponse:
+    # The pool does not ping a connection at checkout (a round trip per unit of work): a
+    # connection the server closed (restart, idle timeout, failover) fails its first statement
+    # instead. SQLAlchemy then discards the pool's older connections, so a retry succeeds.
+    assert isinstance(exc, DBAPIError)
+    if not exc.connection_invalidated:
+        raise exc
+    return await _database_busy(request, exc)
+
+
 async def _foldwise_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, FoldwiseError)
     return _envelope(exc.status_code, exc.code, exc.message, _json_safe(exc.details))
@@ -137,6 +147,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(DBAPIError, _connection_lost)
     app.add_exception_handler(PoolTimeout, _database_busy)
 
     # Added innermost first: metrics wrap CORS, which wraps the body limit, so a 413

@@ -109,9 +109,10 @@ def create_engine(database_url: str) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
         event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
         return engine
-    return create_async_engine(
-        url, pool_size=PG_POOL_SIZE, max_overflow=PG_MAX_OVERFLOW, pool_pre_ping=True
-    )
+    # No pre-ping: it costs a round trip per checkout (~0.1 ms of a 0.9 ms cached GET
+    # context). A dropped connection fails its first statement instead, answered with a 503
+    # (app/main.py `_connection_lost`), and SQLAlchemy then discards the stale connections.
+    return create_async_engine(url, pool_size=PG_POOL_SIZE, max_overflow=PG_MAX_OVERFLOW)
 
 
 @asynccontextmanager
