@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import wrk
 from bench.cases_assemble import assemble_body, langchain_trimmer
 from bench.conversation import transcript
 from bench.http import call, load
@@ -103,6 +104,8 @@ class BackendRun:
     """GET …/context on the server as deployed: a repeated read is a cache hit."""
     uncached_rps: list[float] = field(default_factory=list)
     """GET …/context with the cache off: every request loads and assembles."""
+    wrk_rps: dict[str, list[float]] = field(default_factory=dict)
+    """The same three series measured by wrk, when installed (bench/wrk.py)."""
     context_errors: int = 0
     append_seconds: list[float] = field(default_factory=list)
     assemble_http: dict[str, Any] | None = None
@@ -172,11 +175,13 @@ def _measure_latency(ports: Ports, run: BackendRun) -> None:
 
 
 def _measure_throughput(ports: Ports, run: BackendRun) -> None:
+    """Alternating rounds of healthz, context from the cache and context with the cache off;
+    each measurement is repeated by wrk right after, when installed (bench/wrk.py)."""
     for _ in range(THROUGHPUT_ROUNDS):
-        for port, path, sink in (
-            (ports.cached, "/healthz", run.healthz_rps),
-            (ports.cached, context_path(SIZES[0]), run.context_rps),
-            (ports.uncached, context_path(SIZES[0]), run.uncached_rps),
+        for series, port, path, sink in (
+            ("healthz", ports.cached, "/healthz", run.healthz_rps),
+            ("cached", ports.cached, context_path(SIZES[0]), run.context_rps),
+            ("uncached", ports.uncached, context_path(SIZES[0]), run.uncached_rps),
         ):
             result = load(
                 port,
@@ -187,8 +192,13 @@ def _measure_throughput(ports: Ports, run: BackendRun) -> None:
                 warmup_requests=200,
             )
             sink.append(result["rps"])
-            if path != "/healthz":
+            if series != "healthz":
                 run.context_errors += result["errors"]
+            if wrk.available():
+                rps = wrk.requests_per_second(
+                    port, path, connections=THROUGHPUT_CONCURRENCY, seconds=THROUGHPUT_SECONDS
+                )
+                run.wrk_rps.setdefault(series, []).append(rps)
 
 
 def _measure_append(port: int, run: BackendRun) -> None:

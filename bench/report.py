@@ -10,6 +10,7 @@ import re
 import statistics
 from pathlib import Path
 
+from bench import wrk
 from bench.cases_server import (
     LATENCY_REQUESTS,
     LATENCY_ROUNDS,
@@ -208,7 +209,35 @@ def _throughput(results: Results) -> list[str]:
                 run.context_errors,
             )
         )
-    return [*out, ""]
+    return [*out, "", *_wrk_check(results), ""]
+
+
+def _wrk_check(results: Results) -> list[str]:
+    """The same series measured by wrk, right after the Python generator, in each round."""
+    if not wrk.available():
+        return [f"Cross-check: {wrk.INSTALL_HINT}."]
+    out = [
+        "Cross-check with wrk (`-t1 -c32`, same durations, right after each measurement above):",
+        "",
+        row("backend", "healthz req/s", "from the cache", "÷ healthz", "cache off", "÷ healthz"),
+        row("---", *["---:"] * 5),
+    ]
+    for run in results.backends:
+        means = {k: statistics.mean(v) for k, v in run.wrk_rps.items() if v}
+        if len(means) < 3:
+            continue
+        healthz = means["healthz"]
+        out.append(
+            row(
+                run.backend,
+                f"{healthz:.0f}",
+                f"{means['cached']:.0f}",
+                f"{means['cached'] / healthz:.2f}",
+                f"{means['uncached']:.0f}",
+                f"{means['uncached'] / healthz:.2f}",
+            )
+        )
+    return out
 
 
 def _counting(results: Results) -> list[str]:
