@@ -10,12 +10,15 @@ must not be a hit.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.settings import Settings
 from app.main import create_app
@@ -31,10 +34,14 @@ BUDGET = {"max_tokens": 2500}
 
 
 def comparable(response: httpx.Response) -> Any:
-    """The body, but for the summary's `through_id` (a message id: one per world)."""
+    """The body, but for message ids (the summary's `through_id`, explain's `id`: one per
+    world)."""
     body = response.json()
     if body.get("summary"):
         body["summary"].pop("through_id")
+    for entry in body.get("explain") or []:
+        if entry["status"] != "synthetic":
+            entry.pop("id")
     return body
 
 
@@ -219,3 +226,64 @@ async def test_hits_and_stale_entries_are_counted_in_metrics(worlds: Worlds) -> 
         assert f'foldwise_context_cache_total{{result="{result}"}}' in metrics
     assert "foldwise_context_cache_bytes " in metrics
     assert "foldwise_context_cache_evictions_total " in metrics
+
+
+READS = st.sampled_from(
+    [{}, {"max_tokens": 1500}, {"max_tokens": 1500, "explain": True}, {"format": "raw"}]
+)
+CHANGES = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(min_value=1, max_value=4)),
+        st.tuples(st.just("fold"), st.none()),
+        st.tuples(st.just("clear"), st.none()),
+        st.tuples(st.just("patch"), st.sampled_from([1, 2, 6])),
+        st.tuples(st.just("usage"), st.sampled_from([500, 5000])),
+        st.tuples(
+            st.just("other"),
+            st.sampled_from([{"format": "openai"}, {"model": "gpt-4o"}, {"max_tokens": 100_000}]),
+        ),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def change(name: str, argument: Any, appended: int) -> tuple[str, str, dict[str, Any]]:
+    """The request (on B, and mirrored on C) of one generated change."""
+    if name == "append":
+        return "POST", "/messages", {"json": {"messages": turns(argument, appended)}}
+    if name == "patch":
+        return "PATCH", "", {"json": {"settings": {"keep_recent": argument}}}
+    if name == "usage":
+        return "POST", "/usage", {"json": {"input_tokens": argument}}
+    if name == "other":
+        return "GET", "/context", {"params": argument}
+    return "POST", f"/{'summarize' if name == 'fold' else 'clear'}", {}
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(read=READS, changes=CHANGES)
+async def test_any_sequence_of_changes_on_another_replica_is_never_served_stale(
+    worlds: Worlds, read: dict[str, Any], changes: list[tuple[str, Any]]
+) -> None:
+    sid, appended = f"p-{uuid.uuid4().hex}", 2
+    for client in (worlds.b, worlds.c):
+        await create_session(client, id=sid)
+    await append(worlds.b, sid, *turns(2))
+    await append(worlds.c, sid, *turns(2))
+    for name, argument in [("read", None), *changes]:
+        if name != "read":
+            method, path, kwargs = change(name, argument, appended)
+            appended += argument if name == "append" else 0
+            statuses = [
+                (await client.request(method, f"/sessions/{sid}{path}", **kwargs)).status_code
+                for client in (worlds.b, worlds.c)
+            ]
+            assert statuses[0] == statuses[1], (name, statuses)
+        for _ in range(2):  # A's first read after the change, then one from its cache
+            cached = await worlds.a.get(f"/sessions/{sid}/context", params=read)
+            plain = await worlds.c.get(f"/sessions/{sid}/context", params=read)
+            assert cached.status_code == plain.status_code == 200
+            assert comparable(cached) == comparable(plain)
