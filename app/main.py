@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -24,6 +24,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.services.served_cache import ServedContextCache
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
@@ -79,6 +80,16 @@ async def _database_busy(_request: Request, exc: Exception) -> JSONResponse:
         "the database is busy or unreachable; nothing was changed, retry shortly",
         headers={"Retry-After": "1"},
     )
+
+
+async def _connection_lost(request: Request, exc: Exception) -> JSONResponse:
+    # The pool does not ping a connection at checkout (a round trip per unit of work): a
+    # connection the server closed (restart, idle timeout, failover) fails its first statement
+    # instead. SQLAlchemy then discards the pool's older connections, so a retry succeeds.
+    assert isinstance(exc, DBAPIError)
+    if not exc.connection_invalidated:
+        raise exc
+    return await _database_busy(request, exc)
 
 
 async def _foldwise_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -149,11 +160,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry
+    app.state.served_cache = ServedContextCache(settings.context_cache_bytes)
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(OperationalError, _database_busy)
+    app.add_exception_handler(DBAPIError, _connection_lost)
     app.add_exception_handler(PoolTimeout, _database_busy)
 
     # Added innermost first: metrics wrap the guard (deadline, 500 envelope), which wraps CORS,

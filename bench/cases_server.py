@@ -1,12 +1,14 @@
 """Cases 1, 2 and 5 (and the HTTP side of 4) against one database, over loopback HTTP.
 
-For one backend: seed folded sessions of 1k, 10k and 100k messages, start the production
-server on it, then measure
-- latency of `GET /sessions/{id}/context` per history size, one request at a time on a
-  keep-alive connection (a frontend before each generation), in interleaved rounds
-  (1k, 10k, 100k, 1k, …) so machine noise lands on every size alike; samples are pooled;
-- throughput of that route vs `GET /healthz` with 32 connections for a fixed time, two
-  alternating rounds each;
+For one backend: seed folded sessions of 1k, 10k and 100k messages, start two production
+servers on it, one as deployed and one with the served-context cache off (every request
+assembles, as the first GET after an append does), then measure
+- latency of `GET /sessions/{id}/context` per history size on the cache-off server, one
+  request at a time on a keep-alive connection (a frontend before each generation), in
+  interleaved rounds (1k, 10k, 100k, 1k, 1k from the cache, …) so machine noise lands on
+  every series alike; samples are pooled;
+- throughput of that route, from the cache and with the cache off, vs `GET /healthz` with
+  32 connections for a fixed time, two alternating rounds each;
 - appending 1,000-message batches through the API (the slow way to seed, for reference);
 - `POST /assemble-context` with the case-4 body, when asked.
 """
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import wrk
 from bench.cases_assemble import assemble_body, langchain_trimmer
 from bench.conversation import transcript
 from bench.http import call, load
@@ -94,8 +97,15 @@ class BackendRun:
     latency: dict[int, Latency] = field(default_factory=dict)
     control: Latency = field(default_factory=Latency)
     """The 1k session measured again, interleaved with the others (the noise floor)."""
+    cached: Latency = field(default_factory=Latency)
+    """The 1k session on the server with the cache on (hits after the first request)."""
     healthz_rps: list[float] = field(default_factory=list)
     context_rps: list[float] = field(default_factory=list)
+    """GET …/context on the server as deployed: a repeated read is a cache hit."""
+    uncached_rps: list[float] = field(default_factory=list)
+    """GET …/context with the cache off: every request loads and assembles."""
+    wrk_rps: dict[str, list[float]] = field(default_factory=dict)
+    """The same three series measured by wrk, when installed (bench/wrk.py)."""
     context_errors: int = 0
     append_seconds: list[float] = field(default_factory=list)
     assemble_http: dict[str, Any] | None = None
@@ -103,9 +113,22 @@ class BackendRun:
 
     @property
     def throughput_ratio(self) -> float | None:
-        if not self.healthz_rps or not self.context_rps:
+        return self._ratio(self.context_rps)
+
+    @property
+    def uncached_ratio(self) -> float | None:
+        return self._ratio(self.uncached_rps)
+
+    def _ratio(self, rps: list[float]) -> float | None:
+        if not self.healthz_rps or not rps:
             return None
-        return statistics.mean(self.context_rps) / statistics.mean(self.healthz_rps)
+        return statistics.mean(rps) / statistics.mean(self.healthz_rps)
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    cached: int  # the server as deployed
+    uncached: int  # FOLDWISE_CONTEXT_CACHE_BYTES=0
 
 
 def _check_context(port: int, run: BackendRun) -> bool:
@@ -128,13 +151,17 @@ def _check_context(port: int, run: BackendRun) -> bool:
     return True
 
 
-def _measure_latency(port: int, run: BackendRun) -> None:
-    """Interleaved rounds over the sizes, plus the 1k session once more as a control: the
-    control's ratio to the 1k figure is what noise alone does to a ratio in this run."""
+def _measure_latency(ports: Ports, run: BackendRun) -> None:
+    """Interleaved rounds over the sizes with the cache off, plus the 1k session once more as
+    a control (its ratio to the 1k figure is what noise alone does to a ratio in this run)
+    and once from the cache."""
     run.latency = {size: Latency() for size in SIZES}
-    series = [(size, run.latency[size]) for size in SIZES] + [(SIZES[0], run.control)]
+    series = [(ports.uncached, size, run.latency[size]) for size in SIZES] + [
+        (ports.uncached, SIZES[0], run.control),
+        (ports.cached, SIZES[0], run.cached),
+    ]
     for _ in range(LATENCY_ROUNDS):
-        for size, sink in series:
+        for port, size, sink in series:
             result = load(
                 port,
                 context_path(size),
@@ -147,11 +174,14 @@ def _measure_latency(port: int, run: BackendRun) -> None:
             sink.errors += result["errors"]
 
 
-def _measure_throughput(port: int, run: BackendRun) -> None:
+def _measure_throughput(ports: Ports, run: BackendRun) -> None:
+    """Alternating rounds of healthz, context from the cache and context with the cache off;
+    each measurement is repeated by wrk right after, when installed (bench/wrk.py)."""
     for _ in range(THROUGHPUT_ROUNDS):
-        for path, sink in (
-            ("/healthz", run.healthz_rps),
-            (context_path(SIZES[0]), run.context_rps),
+        for series, port, path, sink in (
+            ("healthz", ports.cached, "/healthz", run.healthz_rps),
+            ("cached", ports.cached, context_path(SIZES[0]), run.context_rps),
+            ("uncached", ports.uncached, context_path(SIZES[0]), run.uncached_rps),
         ):
             result = load(
                 port,
@@ -162,8 +192,13 @@ def _measure_throughput(port: int, run: BackendRun) -> None:
                 warmup_requests=200,
             )
             sink.append(result["rps"])
-            if path != "/healthz":
+            if series != "healthz":
                 run.context_errors += result["errors"]
+            if wrk.available():
+                rps = wrk.requests_per_second(
+                    port, path, connections=THROUGHPUT_CONCURRENCY, seconds=THROUGHPUT_SECONDS
+                )
+                run.wrk_rps.setdefault(series, []).append(rps)
 
 
 def _measure_append(port: int, run: BackendRun) -> None:
@@ -235,15 +270,22 @@ def run_backend(backend: str, database_url: str, *, with_assemble: bool) -> Back
     for size in SIZES:
         run.seeds.append(asyncio.run(seed_folded_session(database_url, session_id(size), size)))
     with tempfile.TemporaryDirectory(prefix="foldwise-server-") as directory:
-        log_path = Path(directory) / "server.log"
-        with running_server(database_url, log_path) as port:
+        logs = Path(directory) / "server.log", Path(directory) / "server-uncached.log"
+        with (
+            running_server(database_url, logs[0]) as port,
+            running_server(database_url, logs[1], {"FOLDWISE_CONTEXT_CACHE_BYTES": "0"}) as bare,
+        ):
+            ports = Ports(cached=port, uncached=bare)
             _step(run, "append through the API", lambda: _measure_append(port, run))
-            if _step(run, "context check", lambda: _check_context(port, run)):
-                _step(run, "context latency", lambda: _measure_latency(port, run))
-                _step(run, "throughput", lambda: _measure_throughput(port, run))
+            if _step(run, "context check", lambda: _check_context(bare, run)):
+                _step(run, "context latency", lambda: _measure_latency(ports, run))
+                _step(run, "throughput", lambda: _measure_throughput(ports, run))
             if with_assemble:
                 _step(run, "assemble over HTTP", lambda: _measure_assemble_http(port, run))
-        count, errors = logged_errors(log_path)
-        if count:
-            run.problems.append(f"the server logged {count} tracebacks: " + " | ".join(errors))
+        for log_path in logs:
+            count, errors = logged_errors(log_path)
+            if count:
+                run.problems.append(
+                    f"{log_path.name} logged {count} tracebacks: " + " | ".join(errors)
+                )
     return run

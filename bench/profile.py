@@ -39,9 +39,16 @@ from bench.seed import seed_folded_session
 
 # (module, class or None, attribute, label): the phases of GET …/context and the stateless route.
 PHASES = (
+    ("app.repositories.context", "ContextRepository", "served_state", "cache: stamp read"),
     ("app.services.context", "ContextAssembler", "serve", "service: serve (all phases)"),
     ("app.services.context", "ContextAssembler", "_load", "  read transaction (_load)"),
     ("app.repositories.sessions", "SessionRepository", "get_or_raise", "    session row"),
+    (
+        "app.repositories.context",
+        "ContextRepository",
+        "session_for_context",
+        "    session row + calibrations",
+    ),
     (
         "app.repositories.context",
         "ContextRepository",

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 HOST = "127.0.0.1"
@@ -56,10 +56,13 @@ def _wait_healthy(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running_server(database_url: str, log_path: Path) -> Iterator[int]:
+def running_server(
+    database_url: str, log_path: Path, extra_env: Mapping[str, str] | None = None
+) -> Iterator[int]:
     """A production-configured server on `database_url` (already migrated); yields its port.
 
-    The server's output goes to `log_path` (read it with `logged_errors`)."""
+    The server's output goes to `log_path` (read it with `logged_errors`); `extra_env` sets
+    FOLDWISE_* settings on top of the defaults."""
     port = free_port()
     # Default settings, as a fresh deployment: nothing inherited from the caller's FOLDWISE_*
     # or Anthropic variables, and no .env (the server runs in the log's directory).
@@ -73,6 +76,7 @@ def running_server(database_url: str, log_path: Path) -> Iterator[int]:
         "FOLDWISE_LOG_LEVEL": "warning",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")])),
     }
+    env |= dict(extra_env or {})
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "bench.server", "--port", str(port)],

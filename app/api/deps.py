@@ -1,7 +1,9 @@
 """Request dependencies as Annotated aliases: DbSession, ReadDb, Tenant, SettingsDep, …
 
 Everything comes from `app.state` (set by create_app), so a test app with its own
-settings never touches process-wide state.
+settings never touches process-wide state. Every dependency is `async def`: none blocks,
+and FastAPI runs a plain `def` dependency in its threadpool, a thread hop per dependency per
+request (~0.15 ms each on the context route).
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from app.tokens.registry import ModelRegistry
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     return cast(Settings, request.app.state.settings)
 
 
-def get_registry(request: Request) -> ModelRegistry:
+async def get_registry(request: Request) -> ModelRegistry:
     return cast(ModelRegistry, request.app.state.registry)
 
 
@@ -45,7 +47,7 @@ async def get_read_db(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
-def get_tenant(request: Request) -> str:
+async def get_tenant(request: Request) -> str:
     """The tenant AuthMiddleware resolved before the body was read (resolved here when the
     app runs without it); "default" in open mode; 401 otherwise."""
     tenant = getattr(request.state, "tenant", None)
@@ -55,7 +57,7 @@ def get_tenant(request: Request) -> str:
     return resolve_tenant(keyring, request.headers.get("authorization"))
 
 
-def get_session_id(session_id: str) -> str:
+async def get_session_id(session_id: str) -> str:
     """The `{session_id}` of a path. An id no session can have (every id is created under
     SESSION_ID_PATTERN) is a 404 before any query: NUL or odd bytes never reach the database."""
     if not _SESSION_ID.fullmatch(session_id):

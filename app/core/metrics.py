@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUESTS_TOTAL = Counter("foldwise_requests_total", "HTTP requests", ["method", "route", "status"])
@@ -24,9 +24,23 @@ SUMMARIZER_FALLBACKS = Counter(
     "foldwise_summarizer_fallbacks_total", "LLM summaries that fell back to rule", ["reason"]
 )
 MESSAGES_APPENDED = Counter("foldwise_messages_appended_total", "Messages stored")
+CONTEXT_CACHE = Counter(
+    "foldwise_context_cache_total",
+    "GET context lookups in the served-context cache: hit, stale (found, changed since), miss",
+    ["result"],
+)
+CONTEXT_CACHE_EVICTIONS = Counter(
+    "foldwise_context_cache_evictions_total", "Served contexts evicted to stay within the bytes"
+)
+CONTEXT_CACHE_BYTES = Gauge(
+    "foldwise_context_cache_bytes", "Bytes of served contexts held by the cache of this process"
+)
 
 __all__ = [
     "CONTENT_TYPE_LATEST",
+    "CONTEXT_CACHE",
+    "CONTEXT_CACHE_BYTES",
+    "CONTEXT_CACHE_EVICTIONS",
     "FOLDS_TOTAL",
     "MESSAGES_APPENDED",
     "REQUESTS_TOTAL",

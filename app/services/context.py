@@ -31,11 +31,14 @@ from app.engine.calibration import Calibration
 from app.engine.render import Format
 from app.engine.types import Message
 from app.engine.units import is_empty
-from app.models import Message as MessageRow
 from app.models import Session
-from app.repositories.calibrations import CalibrationRepository
-from app.repositories.context import MAX_PINNED_PAGE, PINNED_PAGE, ContextRepository
-from app.repositories.sessions import SessionRepository
+from app.repositories.context import (
+    MAX_PINNED_PAGE,
+    PINNED_PAGE,
+    ContextRepository,
+    SessionVersion,
+    session_version,
+)
 from app.schemas.common import SummaryState
 from app.services.context_settings import resolve_settings
 from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
@@ -97,6 +100,7 @@ class Snapshot:
     messages: tuple[Message, ...]
     calibration: Calibration | None
     last_served: dict[str, Any]
+    version: SessionVersion  # validates a cached response (app/services/served_cache.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,20 +114,10 @@ class Served:
     fold: FoldOutcome | None
     folded_messages: int
     cache: CacheReport
-
-
-def to_engine(row: MessageRow) -> Message:
-    return Message(
-        id=row.id,
-        seq=row.seq,
-        role=row.role,  # type: ignore[arg-type]  # validated at append
-        content=row.content,
-        tokens=row.token_count,
-        name=row.name,
-        tool_calls=row.tool_calls,
-        tool_call_id=row.tool_call_id,
-        metadata=dict(row.meta or {}),
-    )
+    record: dict[str, Any]
+    """`last_context[model]` once this context is served (written unless already there)."""
+    settled: bool
+    """No fold left to make: the same request again serves this context, unfolded."""
 
 
 def _pinnable(message: Message) -> bool:
@@ -188,7 +182,8 @@ class ContextAssembler:
         if options.record_served and previous != record:
             async with session_scope(self.sessionmaker) as db:
                 await ContextRepository(db).record_served(snapshot.pk, model, record)
-        return Served(snapshot, result, model, info.family, fold, folded, cache)
+        settled = self._fold_job(snapshot, result, options, options.mode) is None
+        return Served(snapshot, result, model, info.family, fold, folded, cache, record, settled)
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
         return FoldCoordinator(
@@ -197,15 +192,14 @@ class ContextAssembler:
 
     async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
         async with read_scope(self.sessionmaker) as db:
-            row = await SessionRepository(db, self.tenant).get_or_raise(session_id)
+            repo = ContextRepository(db)
+            row, calibrations = await repo.session_for_context(self.tenant, session_id)
             info = self.registry.get(options.model or row.model)
             context_settings, strategy = resolve_settings(
                 self.settings, row.settings, options.overrides
             )
-            messages = await self._messages(
-                ContextRepository(db), row, context_settings, options.explain
-            )
-            calibration = await CalibrationRepository(db, self.tenant).get(info.family)
+            messages = await self._messages(repo, row, context_settings, options.explain)
+            calibration = calibrations.get(info.family)
         return Snapshot(
             pk=row.pk,
             external_id=row.external_id,
@@ -226,6 +220,7 @@ class ContextAssembler:
             messages=tuple(messages),
             calibration=calibration,
             last_served=dict(row.last_context or {}),
+            version=session_version(row),
         )
 
     @staticmethod
@@ -234,18 +229,16 @@ class ContextAssembler:
     ) -> list[Message]:
         """The messages the engine needs (all after the clear marker for explain)."""
         if explain:
-            return [
-                to_engine(m) for m in await repo.messages_after(row.pk, row.cleared_through_seq)
-            ]
+            return await repo.messages_after(row.pk, row.cleared_through_seq)
         floor = max(row.summary_through_seq, row.cleared_through_seq)
-        live = [to_engine(m) for m in await repo.messages_after(row.pk, floor)]
+        live = await repo.messages_after(row.pk, floor)
         if not settings.pin_first_message or floor <= row.cleared_through_seq:
             return live
         cursor, limit = row.cleared_through_seq, PINNED_PAGE
         while page := await repo.user_messages_page(
             row.pk, after_seq=cursor, through_seq=floor, limit=limit
         ):
-            for candidate in map(to_engine, page):
+            for candidate in page:
                 if _pinnable(candidate):
                     return [candidate, *live]
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)

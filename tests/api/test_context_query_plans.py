@@ -18,11 +18,11 @@ from tests.conftest import MakeClient, make_settings
 from tests.factories import append, create_session, tool_result, tool_use, user
 
 
-def _plans(db_file: Path, statements: list[tuple[str, Any]]) -> list[str]:
+def _plans(db_file: Path, statements: list[tuple[str, Any]], table: str = "messages") -> list[str]:
     lines = []
     with sqlite3.connect(db_file) as connection:
         for sql, params in statements:
-            if "FROM messages" in sql and sql.lstrip().upper().startswith("SELECT"):
+            if f"FROM {table}" in sql and sql.lstrip().upper().startswith("SELECT"):
                 rows = connection.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
                 lines += [str(row[-1]) for row in rows]
     return lines
@@ -33,7 +33,8 @@ async def test_context_reads_messages_by_seq_range_only(
 ) -> None:
     db_file = tmp_path / "plans.db"
     shutil.copyfile(sqlite_template, db_file)
-    app = create_app(make_settings(f"sqlite:///{db_file}"))
+    # The uncached path: the served-context cache would answer the second request.
+    app = create_app(make_settings(f"sqlite:///{db_file}", context_cache_bytes=0))
     client = await make_client(app)
     await create_session(client, id="long")
     turns: list[dict[str, Any]] = [user("Refactor the billing module.")]
@@ -58,3 +59,33 @@ async def test_context_reads_messages_by_seq_range_only(
     for plan in message_reads:
         assert "SCAN" not in plan, plan
         assert "seq" in plan, f"a read of messages not bounded by seq: {plan}"
+
+
+async def test_a_cached_context_is_validated_by_index_lookups_only(
+    sqlite_template: Path, tmp_path: Path, make_client: MakeClient
+) -> None:
+    db_file = tmp_path / "plans.db"
+    shutil.copyfile(sqlite_template, db_file)
+    app = create_app(make_settings(f"sqlite:///{db_file}"))
+    client = await make_client(app)
+    await create_session(client, id="s")
+    await append(client, "s", user("Refactor the billing module."))
+    assert (await client.post("/sessions/s/usage", json={"input_tokens": 20})).status_code == 409
+    await client.get("/sessions/s/context")
+    assert (await client.post("/sessions/s/usage", json={"input_tokens": 20})).status_code == 200
+    await client.get("/sessions/s/context")  # the calibration changed: a miss, cached again
+
+    statements: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_: Any) -> None:
+        statements.append((sql, params))
+
+    event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
+    response = await client.get("/sessions/s/context")
+    assert response.status_code == 200
+    assert app.state.served_cache.hits == 1
+    assert not [sql for sql, _ in statements if "FROM messages" in sql]
+    plans = _plans(db_file, statements, table="sessions")
+    assert plans, statements
+    for plan in plans:
+        assert "SCAN" not in plan, plan

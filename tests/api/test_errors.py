@@ -3,7 +3,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import httpx
+import pytest
 
 from tests.conftest import MakeClient
 from tests.factories import assert_error, create_session
@@ -100,3 +102,23 @@ class TestDatabaseUnavailable:
         response = await client.get("/sessions/any")
         assert_error(response, 503, "database_unavailable")
         assert response.headers["retry-after"] == "1"
+
+    async def test_a_connection_the_server_dropped_is_503_then_recovers(
+        self, make_client: MakeClient, db_url: str
+    ) -> None:
+        if not db_url.startswith("postgresql"):
+            pytest.skip("PostgreSQL: terminating a server backend")
+        client = await make_client()
+        await create_session(client, id="s")
+        assert (await client.get("/sessions/s")).status_code == 200  # a pooled connection
+        admin = await asyncpg.connect(db_url.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        finally:
+            await admin.close()
+        response = await client.get("/sessions/s")
+        assert_error(response, 503, "database_unavailable")
+        assert (await client.get("/sessions/s")).status_code == 200

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, cast
 
-from fastapi import APIRouter, Depends, Query, Request
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from fastapi import APIRouter, Depends, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.core.settings import Strategy, SummaryPlacement
@@ -25,16 +25,17 @@ from app.schemas.context import (
 )
 from app.schemas.door import MAX_SQL_INT
 from app.schemas.sessions import SessionRead
-from app.services.assembly import assemble_posted, context_response
+from app.services.assembly import assemble_posted
 from app.services.calibration import report_usage
 from app.services.context import ContextAssembler, ContextOptions
 from app.services.folding import SummarizerFactory, open_summarizer
+from app.services.served_cache import ServedContextCache, serve_context
 from app.services.summaries import clear_session, summarize_session, summary_history
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
 
-def get_assembler(
+async def get_assembler(
     request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
 ) -> ContextAssembler:
     """Works on `app.state.sessionmaker` in short units of work of its own (never the request
@@ -49,10 +50,23 @@ def get_assembler(
 Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
 
 
-@router.get("/sessions/{session_id}/context", response_model_exclude_unset=True)
+async def get_served_cache(request: Request) -> ServedContextCache:
+    return cast(ServedContextCache, request.app.state.served_cache)
+
+
+ServedCache = Annotated[ServedContextCache, Depends(get_served_cache)]
+
+
+@router.get(
+    "/sessions/{session_id}/context",
+    response_model=ContextResponse,
+    response_model_exclude_unset=True,
+)
 async def get_context(
+    request: Request,
     session_id: SessionId,
     assembler: Assembler,
+    served_cache: ServedCache,
     model: str | None = None,
     max_tokens: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
     format: Format = "anthropic",
@@ -69,8 +83,10 @@ async def get_context(
     prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
     prune_at_least: Annotated[int | None, Query(ge=0)] = None,
     cache_breakpoints: bool | None = None,
-) -> ContextResponse:
-    """The history to send next, under the budget; folds first when it must (SPEC §4)."""
+) -> Response:
+    """The history to send next, under the budget; folds first when it must (SPEC §4).
+    A repeat of an unchanged context is served from the replica's cache
+    (app/services/served_cache.py)."""
     overrides: dict[str, Any] = {
         "threshold": threshold,
         "reserved_output_tokens": reserved_output_tokens,
@@ -92,8 +108,9 @@ async def get_context(
         explain=explain,
         overrides=overrides,
     )
-    served = await assembler.serve(session_id, options)
-    return context_response(served, format, explain)
+    engine = cast(AsyncEngine, request.app.state.engine)
+    body = await serve_context(served_cache, engine, assembler, session_id, options)
+    return Response(content=body, media_type="application/json")
 
 
 @router.post("/assemble-context", response_model_exclude_unset=True)

@@ -1,0 +1,183 @@
+"""Served-context cache: a repeated GET …/context answered from memory after one indexed read.
+
+A context is a pure function of its query, the session row, the messages up to `last_seq`
+(immutable once appended), the tenant's calibration for the model family, and the record of
+the context served before it for that model (`last_context[model]`, which sets the prune
+anchor and `usage.cache`). Each replica keeps the JSON bodies it served, keyed by tenant,
+session and query, next to a stamp of that state: the session's `SessionVersion` (pk,
+`updated_at`, `last_seq`, `cleared_through_seq`, `summary_version`), the calibration's
+(ratio, samples), and the record. A request first reads the stamp back in one statement
+(`repositories.context.served_state`: the `(tenant, external_id)` unique index joined to
+the calibration primary key, on a bare connection without transaction round trips) and
+serves the body only if every part is equal, so an append, a fold, a clear, a PATCH, a
+usage report or another query's context made by any replica on the same database is seen
+by the next read of every other replica. Nothing is pushed between replicas and nothing
+expires by time.
+
+Why a hit needs no write: the cached body is not the response that filled the cache but the
+one the *next* identical request computes. That request finds `last_context[model]` equal
+to this context's own record (written by the miss, or already there), so it assembles the
+same context with the same prune anchor, writes nothing (an unchanged record is never
+written), and reports `usage.cache` against itself: `reason: none`, the whole context as the
+shared prefix, and `summarized: false`. Those three fields are set on the stored copy; the
+stamp includes the record, so a hit is served only while the database still holds it.
+
+Only settled contexts are stored (no fold left to make: the next request would serve the
+same context, not fold), and only `summarize=auto|never` without a focus or a history
+trigger. Memory is bounded by the bodies' bytes (`FOLDWISE_CONTEXT_CACHE_BYTES`, 0 turns the
+cache off), least recently used first out. `/metrics`: `foldwise_context_cache_total` by
+hit, stale and miss, `foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.core.db import single_statements
+from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
+from app.repositories.context import ServedState, SessionVersion, served_state
+from app.schemas.context import CacheUsage, ContextResponse
+from app.services.assembly import context_response
+from app.services.context import ContextAssembler, ContextOptions, Served
+from app.services.prompt_cache import compare
+
+# A body bigger than this share of the cache would evict most of it for one session.
+MAX_ENTRY_SHARE = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """The state a cached body was computed from; equal stamps mean an equal response."""
+
+    version: SessionVersion
+    calibration: tuple[float, int] | None
+    record: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    stamp: Stamp
+    model: str
+    family: str
+    body: bytes
+
+
+class ServedContextCache:
+    """LRU of response bodies, bounded by their total size; one per app (per replica)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.hits = 0  # this cache's own count (`/metrics` sums every cache of the process)
+        self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable) -> Entry | None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def put(self, key: Hashable, entry: Entry) -> None:
+        self.discard(key)
+        if len(entry.body) > self.max_bytes * MAX_ENTRY_SHARE:
+            return
+        self._entries[key] = entry
+        self._resize(len(entry.body))
+        while self.size > self.max_bytes:
+            _, evicted = self._entries.popitem(last=False)
+            self._resize(-len(evicted.body))
+            CONTEXT_CACHE_EVICTIONS.inc()
+
+    def discard(self, key: Hashable) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._resize(-len(entry.body))
+
+    def _resize(self, delta: int) -> None:
+        self.size += delta
+        CONTEXT_CACHE_BYTES.inc(delta)  # a sum over the caches of this process
+
+
+def cache_key(tenant: str, session_id: str, options: ContextOptions) -> Hashable | None:
+    """The key of a cacheable request, or None (a forced fold, a focus, a history trigger)."""
+    if options.mode == "force" or options.focus or options.trigger or not options.record_served:
+        return None
+    overrides = tuple(sorted(options.overrides.items()))
+    return (
+        tenant,
+        session_id,
+        options.model,
+        options.max_tokens,
+        options.format,
+        options.mode,
+        options.explain,
+        overrides,
+    )
+
+
+def stamp_of(state: ServedState, model: str) -> Stamp:
+    return Stamp(state.version, state.calibration, state.last_context.get(model))
+
+
+def served_stamp(served: Served) -> Stamp:
+    calibration = served.snapshot.calibration
+    ratio = None if calibration is None else (calibration.ratio, calibration.samples)
+    return Stamp(served.snapshot.version, ratio, served.record)
+
+
+def render(response: ContextResponse) -> bytes:
+    """The JSON body, as FastAPI's `response_model_exclude_unset=True` would send it."""
+    return response.model_dump_json(exclude_unset=True).encode()
+
+
+def replayed(response: ContextResponse, served: Served) -> ContextResponse:
+    """`response` as the next identical request serves it (see the module docstring)."""
+    cache = compare(served.record, served.record, served.result, served.snapshot.summary_method)
+    usage = response.usage.model_copy(
+        update={
+            "cache": CacheUsage(
+                prefix_tokens=cache.prefix_tokens,
+                reason=cache.reason,
+                breakpoints=cache.breakpoints,
+            )
+        }
+    )
+    return response.model_copy(update={"usage": usage, "summarized": False})
+
+
+async def serve_context(
+    cache: ServedContextCache,
+    engine: AsyncEngine,
+    assembler: ContextAssembler,
+    session_id: str,
+    options: ContextOptions,
+) -> bytes:
+    """The GET …/context body: from `cache` when the stamp read back still matches."""
+    key = cache_key(assembler.tenant, session_id, options) if cache.max_bytes else None
+    entry = cache.get(key) if key is not None else None
+    if key is not None and entry is not None:
+        async with single_statements(engine) as connection:
+            state = await served_state(connection, assembler.tenant, session_id, entry.family)
+        if state is not None and stamp_of(state, entry.model) == entry.stamp:
+            cache.hits += 1
+            CONTEXT_CACHE.labels("hit").inc()
+            return entry.body
+        cache.discard(key)
+    CONTEXT_CACHE.labels("miss" if entry is None else "stale").inc()
+    served = await assembler.serve(session_id, options)
+    response = context_response(served, options.format, options.explain)
+    if key is not None and served.settled:
+        body = render(replayed(response, served))
+        cache.put(key, Entry(served_stamp(served), served.model, served.family, body))
+    return render(response)
+
+
+__all__ = ["Entry", "ServedContextCache", "Stamp", "cache_key", "serve_context"]
