@@ -69,6 +69,13 @@ async def get_context(
     prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
     prune_at_least: Annotated[int | None, Query(ge=0)] = None,
     cache_breakpoints: bool | None = None,
+    preview: Annotated[
+        bool,
+        Query(
+            description="Look only: implies summarize=never and leaves the session untouched "
+            "(no fold, and the served context is not recorded for usage.cache or POST …/usage)."
+        ),
+    ] = False,
 ) -> ContextResponse:
     """The history to send next, under the budget; folds first when it must (SPEC §4)."""
     overrides: dict[str, Any] = {
@@ -88,9 +95,10 @@ async def get_context(
         model=model,
         max_tokens=max_tokens,
         format=format,
-        mode=summarize,
+        mode="never" if preview else summarize,
         explain=explain,
         overrides=overrides,
+        record_served=not preview,
     )
     served = await assembler.serve(session_id, options)
     return context_response(served, format, explain)
