@@ -377,52 +377,57 @@ function resultIds(message) {
 }
 
 function budgetBar(usage) {
+  // The bar is the budget, to scale; the reserved output sits after it (labelled, not to
+  // scale: it can dwarf a small budget), and the threshold closes the window's usable part.
   const window = usage.context_window;
   const used = usage.system_tokens + usage.tools_tokens + usage.summary_tokens + usage.message_tokens;
-  const budget = Math.min(usage.budget, window);
+  const budget = Math.max(1, usage.budget);
   const free = Math.max(0, budget - used);
-  const reserved = Math.min(usage.reserved_output_tokens, Math.max(0, window - budget));
-  const beyond = Math.max(0, window - budget - reserved);
   const parts = [
     ["system", "System prompt", usage.system_tokens],
     ["tools", "Tools", usage.tools_tokens],
     ["summary", "Summary", usage.summary_tokens],
     ["messages", "Messages", usage.message_tokens],
     ["free", "Free in budget", free],
-    ["beyond", "Outside the budget", beyond],
-    ["reserved", "Reserved output", reserved],
   ];
-  const pct = (n) => `${(100 * n) / window}%`;
-  const bar = h("div", {
-    class: "bar",
-    role: "img",
-    "aria-label":
-      `Context window of ${fmt(window)} tokens: ` +
-      parts.map(([, label, n]) => `${label} ${fmt(n)}`).join(", ") +
-      `; budget ${fmt(usage.budget)}, threshold ${Math.round(usage.threshold * 100)}%.`,
-  });
+  const thresholdTokens = Math.floor(usage.threshold * window);
+  const inner = h("div", { class: "bar-budget" });
   for (const [cls, label, n] of parts) {
     if (n <= 0) continue;
-    bar.append(
+    inner.append(
       h("span", {
         class: `seg ${cls}`,
-        style: `width:${pct(n)}`,
-        title: `${label}: ${fmt(n)} tokens`,
+        style: `flex-grow:${n}`,
+        title: `${label}: ${fmt(n)} tokens (${((100 * n) / budget).toFixed(1)}% of the budget)`,
+        tabindex: "0",
+        "aria-label": `${label}: ${fmt(n)} tokens`,
         dataset: { part: cls, tokens: String(n) },
       }),
     );
   }
-  const thresholdAt = Math.min(100, usage.threshold * 100);
-  bar.append(
+  const bar = h(
+    "div",
+    {
+      class: "bar",
+      role: "group",
+      "aria-label":
+        `Budget of ${fmt(usage.budget)} tokens: ` +
+        parts.map(([, label, n]) => `${label} ${fmt(n)}`).join(", ") +
+        `; ${fmt(usage.reserved_output_tokens)} reserved for output; threshold ${Math.round(usage.threshold * 100)}% of a ${fmt(window)}-token window.`,
+    },
+    inner,
+    h(
+      "span",
+      {
+        class: "seg reserved",
+        title: `Reserved output: ${fmt(usage.reserved_output_tokens)} tokens (not to scale)`,
+        dataset: { part: "reserved", tokens: String(usage.reserved_output_tokens) },
+      },
+      h("span", { class: "cap", text: `+${fmt(usage.reserved_output_tokens)} out` }),
+    ),
     h("span", {
       class: "mark threshold",
-      style: `left:${thresholdAt}%`,
-      title: `Threshold ${Math.round(usage.threshold * 100)}% of the window`,
-    }),
-    h("span", {
-      class: "mark budget",
-      style: `left:${pct(budget)}`,
-      title: `Budget: ${fmt(usage.budget)} tokens`,
+      title: `Threshold: ${Math.round(usage.threshold * 100)}% of the window = ${fmt(thresholdTokens)} tokens`,
     }),
   );
   const legend = h(
@@ -449,8 +454,8 @@ function budgetBar(usage) {
     h(
       "div",
       { dataset: { usage: "threshold" } },
-      h("dt", {}, h("span", { class: "swatch threshold", "aria-hidden": "true" }), "Threshold"),
-      h("dd", { text: `${Math.round(usage.threshold * 100)}%` }),
+      h("dt", {}, h("span", { class: "swatch threshold", "aria-hidden": "true" }), `Threshold ${Math.round(usage.threshold * 100)}%`),
+      h("dd", { text: fmt(thresholdTokens) }),
     ),
   );
   return h("div", { class: "bar-wrap" }, bar, legend);
