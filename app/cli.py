@@ -125,7 +125,9 @@ def cmd_demo(url: str, api_key: str | None, session_id: str) -> int:
         seed_demo(url, api_key, session_id)
     except httpx.HTTPError as exc:
         return _fail(f"could not seed the demo session at {url}: {exc}")
-    print(f"demo session {session_id!r} seeded: open {url.rstrip('/')}/inspect#/sessions/{session_id}")
+    print(
+        f"demo session {session_id!r} seeded: open {url.rstrip('/')}/inspect#/sessions/{session_id}"
+    )
     return 0
 
 

@@ -82,7 +82,9 @@ def demo_messages(rounds: int = 8) -> list[dict[str, Any]]:
                 "role": "assistant",
                 "content": (
                     f"Round {turn + 1}: the discount is applied after tax in {path}; "
-                    "rounding happens twice." if failing else "All 42 tests pass now."
+                    "rounding happens twice."
+                    if failing
+                    else "All 42 tests pass now."
                 ),
             }
         )

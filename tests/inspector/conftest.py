@@ -49,8 +49,21 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
+OTHERS = ("support-chat-7", "triage-bot")  # more of alpha's sessions, for the list
+
+
 def seed(base_url: str) -> None:
     seed_demo(base_url, KEY_A, DEMO)
+    with httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {KEY_A}"}, timeout=30
+    ) as alpha:
+        for n, other in enumerate(OTHERS, start=1):
+            alpha.post("/sessions", json={"id": other, "model": "gpt-4o"}).raise_for_status()
+            turns = [
+                {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " * 20 * n}
+                for i in range(4 * n)
+            ]
+            alpha.post(f"/sessions/{other}/messages", json={"messages": turns}).raise_for_status()
     with httpx.Client(
         base_url=base_url, headers={"Authorization": f"Bearer {KEY_B}"}, timeout=30
     ) as beta:
@@ -70,7 +83,9 @@ def off_loop(call: Callable[..., Any], *args: Any) -> Any:
 @pytest.fixture(
     scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     workdir = tmp_path_factory.mktemp("inspector")
     database = f"foldwise_inspector_{os.getpid()}"
     if request.param == "sqlite":

@@ -40,7 +40,7 @@ const when = (iso) => (iso ? new Date(iso).toLocaleString() : "–");
 const hashFor = (id) => `#/sessions/${encodeURIComponent(id)}`;
 
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((node) => node !== null && node !== undefined));
 }
 
 function notice(kind, title, text, ...actions) {
