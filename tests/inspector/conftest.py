@@ -34,7 +34,9 @@ def browser_missing(reason: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API runs an event loop on the main thread while it is
+# started, which the async tests of the other modules must not find.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         browser_missing("not installed (apt-get install chromium)")

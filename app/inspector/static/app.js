@@ -726,7 +726,8 @@ async function renderSession(id, options = {}) {
   const apply = (value) => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      const preview = { model: modelSelect.value, maxTokens: value };
+      const focusId = document.activeElement && document.activeElement.id;
+      const preview = { model: modelSelect.value, maxTokens: value, focusId };
       renderSession(id, preview).catch((err) => renderError(err, () => renderSession(id, preview)));
     }, 250);
   };
@@ -737,10 +738,12 @@ async function renderSession(id, options = {}) {
   slider.addEventListener("change", () => apply(Number(slider.value)));
   number.addEventListener("change", () => apply(Number(number.value)));
   modelSelect.addEventListener("change", () => {
-    const preview = { model: modelSelect.value, maxTokens: null };
+    const preview = { model: modelSelect.value, maxTokens: null, focusId: "model" };
     renderSession(id, preview).catch((err) => renderError(err, () => renderSession(id, preview)));
   });
-  reset.addEventListener("click", () => renderSession(id, {}).catch((err) => renderError(err)));
+  reset.addEventListener("click", () =>
+    renderSession(id, { focusId: "budget-reset" }).catch((err) => renderError(err)),
+  );
   const previewing = state.maxTokens || state.model !== session.model;
 
   // ---- messages
@@ -897,6 +900,8 @@ async function renderSession(id, options = {}) {
     ),
     historyView(summaries),
   );
+  // A control that re-rendered the view keeps the keyboard focus.
+  if (options.focusId) document.getElementById(options.focusId)?.focus();
 }
 
 // ------------------------------------------------------------------- routing
