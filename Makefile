@@ -4,19 +4,28 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint format migrate bench bench-quality clean
+.PHONY: install run demo screenshots test lint format migrate bench bench-quality clean
 
 install: $(STAMP)
 
 # Idempotent: rebuilt only when the lock or pyproject changes.
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 run: install
 	$(BIN)/foldwise serve --host 127.0.0.1 --port 8000
+
+# With `make run` going in another terminal: a folded demo session for the Inspector
+# (http://127.0.0.1:8000/inspect). FOLDWISE_DEMO_KEY=<key> when API keys are configured.
+demo: install
+	$(BIN)/foldwise demo --url http://127.0.0.1:8000
+
+# Regenerates docs/inspector-*.png through the browser tests (needs /usr/bin/chromium).
+screenshots: install
+	FOLDWISE_SCREENSHOTS=1 $(BIN)/pytest -q tests/inspector -k "sqlite and screenshots"
 
 test: install
 	$(BIN)/pytest -q

@@ -1,4 +1,4 @@
-"""The `foldwise` command: serve | migrate | count | summarize."""
+"""The `foldwise` command: serve | migrate | count | summarize | demo."""
 
 from __future__ import annotations
 
@@ -116,6 +116,21 @@ def cmd_summarize(
     return 0
 
 
+def cmd_demo(url: str, api_key: str | None, session_id: str) -> int:
+    import httpx
+
+    from app.inspector.demo import seed_demo
+
+    try:
+        seed_demo(url, api_key, session_id)
+    except httpx.HTTPError as exc:
+        return _fail(f"could not seed the demo session at {url}: {exc}")
+    print(
+        f"demo session {session_id!r} seeded: open {url.rstrip('/')}/inspect#/sessions/{session_id}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldwise", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -136,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--json", action="store_true", help="print the whole response")
     summarize.add_argument("--strategy", choices=["auto", "rule", "llm", "hybrid"], default="auto")
     summarize.add_argument("--max-summary-tokens", type=int, default=None)
+
+    demo = commands.add_parser(
+        "demo", help="seed a folded demo session on a running server (for the Inspector)"
+    )
+    demo.add_argument("--url", default="http://127.0.0.1:8000")
+    demo.add_argument("--key", default=None, help="API key (default: $FOLDWISE_DEMO_KEY)")
+    demo.add_argument("--id", default="demo-agent", help="session id (recreated if present)")
     return parser
 
 
@@ -144,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.security import ApiKeyConfigError
 
     args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        import os
+
+        return cmd_demo(args.url, args.key or os.environ.get("FOLDWISE_DEMO_KEY"), args.id)
     try:
         settings = get_settings()
         if args.command == "serve":

@@ -24,6 +24,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.inspector import mount_inspector
 from app.services.served_cache import ServedContextCache
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
@@ -187,6 +188,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for module in (health, sessions, messages, tokens, context, summarize):
         app.include_router(module.router)
+    mount_inspector(app)
     return app
 
 

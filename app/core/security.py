@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.errors import PayloadTooLarge, Unauthorized
 from app.core.guards import send_error
+from app.inspector import is_inspector_path
 
 OPEN_TENANT = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/redoc"})
@@ -122,7 +123,8 @@ class AuthMiddleware:
         self.keyring = keyring
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in OPEN_PATHS or is_inspector_path(path):
             await self.app(scope, receive, send)
             return
         header = dict(scope["headers"]).get(b"authorization")

@@ -83,10 +83,17 @@ async def get_context(
     prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
     prune_at_least: Annotated[int | None, Query(ge=0)] = None,
     cache_breakpoints: bool | None = None,
+    preview: Annotated[
+        bool,
+        Query(
+            description="Look only: implies summarize=never and leaves the session untouched "
+            "(no fold, and the served context is not recorded for usage.cache or POST …/usage)."
+        ),
+    ] = False,
 ) -> Response:
     """The history to send next, under the budget; folds first when it must (SPEC §4).
     A repeat of an unchanged context is served from the replica's cache
-    (app/services/served_cache.py)."""
+    (app/services/served_cache.py); a preview never is."""
     overrides: dict[str, Any] = {
         "threshold": threshold,
         "reserved_output_tokens": reserved_output_tokens,
@@ -104,9 +111,10 @@ async def get_context(
         model=model,
         max_tokens=max_tokens,
         format=format,
-        mode=summarize,
+        mode="never" if preview else summarize,
         explain=explain,
         overrides=overrides,
+        record_served=not preview,
     )
     engine = cast(AsyncEngine, request.app.state.engine)
     body = await serve_context(served_cache, engine, assembler, session_id, options)

@@ -1,0 +1,34 @@
+"""GET /inspect: the Inspector's page and assets are public (they hold no data), served with a
+strict CSP; the API they call still wants a key; nothing refers to another origin."""
+
+from __future__ import annotations
+
+import re
+
+from app.inspector import STATIC
+from tests.conftest import MakeClient
+from tests.factories import assert_error
+
+KEYS = "acme:key-a"
+
+
+async def test_the_page_and_assets_need_no_key_but_the_api_does(make_client: MakeClient) -> None:
+    client = await make_client(api_keys=KEYS)
+    page = await client.get("/inspect")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert '<script type="module" src="/inspect/static/app.js">' in page.text
+    for asset in ("app.js", "api.js", "diff.js", "inspector.css"):
+        response = await client.get(f"/inspect/static/{asset}")
+        assert response.status_code == 200, asset
+    assert (await client.get("/inspect/", follow_redirects=False)).status_code == 308
+    assert (await client.get("/inspect/static/missing.js")).status_code == 404
+    assert_error(await client.get("/sessions"), 401, "unauthorized")
+    assert_error(await client.get("/inspector"), 401, "unauthorized")  # only the prefix is open
+
+
+def test_the_assets_load_nothing_from_elsewhere() -> None:
+    for path in STATIC.iterdir():
+        text = path.read_text("utf-8")
+        assert not re.search(r"https?://", text), path.name
