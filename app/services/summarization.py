@@ -28,7 +28,7 @@ def to_messages(
     messages = []
     for index, raw in enumerate(raw_messages):
         normalized = normalize_message(raw, index)
-        tokens = counter.count_normalized(normalized)
+        tokens = counter.count_message(normalized)
         messages.append(
             Message(
                 id=str(index),
