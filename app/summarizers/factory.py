@@ -6,9 +6,9 @@
   for and the rule summarizer answered), with the same reason.
 - `rule` → the rule summarizer, no fallback note.
 
-Fallback upgrade (SPEC §10): a stored summary with method "fallback" needs nothing special. The
-next fold that reaches the LLM receives it as its previous summary (`needs_upgrade` tells the
-context service it should fold again when it can), and its result, method "llm", replaces it.
+Fallback upgrade (docs/reference.md §Summaries): a stored summary with method "fallback" needs
+nothing special. The next fold that reaches the LLM receives it as its previous summary, and its
+result, method "llm", replaces it.
 """
 
 from __future__ import annotations
@@ -82,8 +82,3 @@ def build_summarizer(
 def strategy_used(result: SummaryResult) -> str:
     """What actually wrote the summary: `rule` for rule and fallback results."""
     return "rule" if result.method in ("rule", "fallback") else result.method
-
-
-def needs_upgrade(previous_method: str | None, settings: Settings) -> bool:
-    """A stored fallback summary should be re-folded by the LLM once one is configured."""
-    return previous_method == "fallback" and has_llm(settings)
