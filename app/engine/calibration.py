@@ -1,4 +1,5 @@
-"""Calibration: learn how far our token estimate is from the provider's count (SPEC §10).
+"""Calibration: learn how far our token estimate is from the provider's count
+(docs/reference.md §Calibration).
 
 After a context is sent, the client reports the provider's `input_tokens`. The ratio
 actual / estimated is smoothed per model family with an exponentially weighted moving
