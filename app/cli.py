@@ -89,7 +89,7 @@ def cmd_count(settings: Settings, source: str, model_name: str | None) -> int:
     model = load_registry(settings).get(model_name or settings.default_model)
     counter = counter_for(model)
     messages = [normalize_message(raw, i) for i, raw in enumerate(read_transcript(source))]
-    total = sum(counter.count_normalized(m) for m in messages)
+    total = sum(counter.count_message(m) for m in messages)
     print(total)
     return 0
 

@@ -1,6 +1,6 @@
 """Case 3: the counting part of appending a 1,000-message batch vs raw tiktoken `encode`.
 
-The append path (`MessageService._new_row`) calls `counter.count_normalized(message)` once
+The append path (`MessageService._new_row`) calls `counter.count_message(message)` once
 per normalized message. Appended messages are new, so the counter's cache of long-text
 counts is cleared (untimed) before every round: this measures cold counting. The baseline
 encodes exactly the same strings with tiktoken directly: they are recorded by running a
@@ -40,7 +40,7 @@ class CountingResult:
 
 def count_batch(counter: TiktokenCounter, batch: list[NormalizedMessage]) -> int:
     """What the append path does per message (MessageService._new_row)."""
-    return sum(counter.count_normalized(message) for message in batch)
+    return sum(counter.count_message(message) for message in batch)
 
 
 def encoded_texts(counter: TiktokenCounter, batch: list[NormalizedMessage]) -> list[str]:

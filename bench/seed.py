@@ -5,7 +5,7 @@ messages; the read benchmark needs the stored state, not the path that wrote it.
 
 1. A pool of `POOL_TURNS` distinct turns is generated once, normalized and counted exactly
    as `MessageService.append` does (same `normalize_message`, same counter,
-   `count_normalized`), and serialized once with SQLAlchemy's own bind processors
+   `count_message`), and serialized once with SQLAlchemy's own bind processors
    for the target dialect (so JSON and timestamps are stored the way the app stores them).
 2. A session of N messages cycles through the pool: each row gets a fresh id, its seq, and
    its own tool-call id (the counter does not count call ids, so the stored count stays exact).
@@ -79,7 +79,7 @@ def counted_rows(raw: list[dict[str, Any]], counter: TiktokenCounter) -> list[di
                 "tool_calls": tool_calls,
                 "tool_call_id": message.tool_call_id,
                 "metadata": dict(message.metadata or {}),
-                "token_count": counter.count_normalized(message),
+                "token_count": counter.count_message(message),
                 "client_id": None,
                 "created_at": now,
             }

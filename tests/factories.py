@@ -62,7 +62,7 @@ async def append(
 
 
 def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    """The response is the SPEC error envelope with this status and code."""
+    """The response is the error envelope (docs/reference.md §Errors) with this status and code."""
     assert response.status_code == status, response.text
     error: dict[str, Any] = response.json()["error"]
     assert error["code"] == code, error

@@ -1,4 +1,4 @@
-"""API keys → tenants (SPEC §8), and the request body size limit.
+"""API keys → tenants (docs/reference.md §Auth), and the request body size limit.
 
 `FOLDWISE_API_KEYS="tenant-a:key1,tenant-b:sha256:<64 hex>"`. Keys are compared as sha256
 digests with `hmac.compare_digest`, against every configured key, so neither the timing nor

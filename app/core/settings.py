@@ -16,7 +16,8 @@ Strategy = Literal["auto", "rule", "llm", "hybrid"]
 
 
 class ContextDefaults(BaseSettings):
-    """Defaults of the per-session settings keys (SPEC §10); sessions and requests override them."""
+    """Defaults of the per-session settings keys (docs/reference.md §Settings); sessions and
+    requests override them."""
 
     model_config = SettingsConfigDict(env_prefix="FOLDWISE_", env_file=".env", extra="ignore")
 
@@ -62,12 +63,14 @@ class Settings(ContextDefaults):
     # A fold lease not renewed for this long is abandoned (a crashed worker) and may be taken
     # over; the worker holding it renews it every third of this while its summarizer runs.
     fold_lease_s: float = Field(10.0, gt=0)
-    # A request waits at most this long for another worker's fold (SPEC §11), then serves the
-    # fitted context (oldest units left out) with a warning. Well under summary_timeout_s, and
-    # no shorter than a lease, so a crashed worker's lease lapses within one wait.
+    # A request waits at most this long for another worker's fold (docs/reference.md
+    # §Operations), then serves the fitted context (oldest units left out) with a warning.
+    # Well under summary_timeout_s, and no shorter than a lease, so a crashed worker's lease
+    # lapses within one wait.
     fold_wait_s: float = Field(10.0, gt=0)
-    # A request still running after this is answered 503 `request_timeout` (SPEC §11): longer
-    # than a fold can take (summary deadline + fold wait), so only a stuck request meets it.
+    # A request still running after this is answered 503 `request_timeout` (docs/reference.md
+    # §Operations): longer than a fold can take (summary deadline + fold wait), so only a
+    # stuck request meets it.
     request_timeout_s: float = Field(60.0, gt=0)
     # Connection hygiene (`foldwise serve`): a request's headers must arrive within
     # header_timeout_s and its body within body_timeout_s (8 MiB at ~300 KB/s), else the

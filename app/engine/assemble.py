@@ -14,7 +14,6 @@ these is `estimated_tokens`, and `total_tokens = ceil(estimated × ratio)` is he
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ from app.engine.units import (
     group_units,
 )
 from app.engine.validate import ContextInvariantError, check
-from app.tokens.base import TokenCounter
+from app.tokens.base import BareMessage, TokenCounter
 
 Mode = Literal["auto", "never", "force"]
 SENT: frozenset[str] = frozenset({"included", "pruned", "truncated"})
@@ -124,9 +123,13 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         live = [as_user_note(m, counter) for m in live]
     grouping = group_units(live, counter)
     tools = render_tools(request.tools, fmt)
-    system_tokens = counter.count_text(request.system_prompt or "")
-    system_tokens += MESSAGE_OVERHEAD_TOKENS if fmt == "openai" else 0
-    tools_tokens = counter.count_text(json.dumps(tools, ensure_ascii=False)) if tools else 0
+    # Counted as sent: a top-level string (anthropic, raw) or a system message (openai; its
+    # framing is counted even when empty, since a summary placed in the system may fill it).
+    if fmt == "openai":
+        system_tokens = counter.count_message(BareMessage("system", request.system_prompt))
+    else:
+        system_tokens = counter.count_text(request.system_prompt or "")
+    tools_tokens = counter.count_tools(tools) if tools else 0
     if system_tokens + tools_tokens > limit:
         raise BudgetTooSmall(
             "the system prompt and tools alone exceed the budget",

@@ -1,6 +1,6 @@
 """Budgets and usage: how many tokens a context may spend, and how they were spent.
 
-SPEC §4, the tiers `assemble` applies in order:
+docs/reference.md §Assembly, the tiers `assemble` applies in order:
 
 1. Everything after the summary (or the clear marker) fits → sent verbatim, no summarizer call.
 2. Doesn't fit → prune bulky content of older messages (tool results, file bodies) to a marked
@@ -13,7 +13,8 @@ SPEC §4, the tiers `assemble` applies in order:
    never over budget; system prompt + tools alone over budget → 422 `budget_too_small`.
 
 Budget = `max_tokens` if given, else `floor(threshold × context_window) − reserved_output_tokens`.
-The calibrated total (`ceil(estimated × ratio)`, SPEC §10) is the number held to the budget.
+The calibrated total (`ceil(estimated × ratio)`, docs/reference.md §Calibration) is the number
+held to the budget.
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ SummaryPlacement = Literal["system", "messages"]
 # plus framing: 3 tokens per message in the OpenAI cookbook + about 1 for the role.
 MESSAGE_OVERHEAD_TOKENS = 4
 # A summary may take at most a quarter of the budget, so three quarters stay for the
-# conversation itself; a longer summary is cut for that response only (SPEC §10).
+# conversation itself; a longer summary is cut for that response only (docs/reference.md §Assembly).
 SUMMARY_SHARE_OF_BUDGET = 0.25
 
 
 @dataclass(frozen=True, slots=True)
 class ContextSettings:
-    """The per-session settings keys of SPEC §10 that shape a context."""
+    """The per-session context settings keys (docs/reference.md §Settings) that shape a context."""
 
     threshold: float = 0.8
     reserved_output_tokens: int = 4096
@@ -62,7 +63,8 @@ def compute_budget(
 ) -> Budget:
     """`max_tokens` if given, else floor(threshold × window) − reserved output (never below 0).
 
-    A `max_tokens` above the model's window is the window (SPEC §11): nothing larger can be sent
+    A `max_tokens` above the model's window is the window (docs/reference.md §Operations): nothing
+    larger can be sent
     (a window of 0 is "not known", as in engine tests: then `max_tokens` stands alone).
     """
     if max_tokens is not None:
@@ -106,7 +108,7 @@ def summary_share(limit: int, settings: ContextSettings) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """The `usage` block of SPEC §9/§10; `total_tokens` is calibrated and ≤ `budget`."""
+    """The `usage` block (docs/reference.md §Routes); `total_tokens` is calibrated, ≤ `budget`."""
 
     context_window: int
     threshold: float

@@ -1,4 +1,5 @@
-"""Calibration: learn how far our token estimate is from the provider's count (SPEC §10).
+"""Calibration: learn how far our token estimate is from the provider's count
+(docs/reference.md §Calibration).
 
 After a context is sent, the client reports the provider's `input_tokens`. The ratio
 actual / estimated is smoothed per model family with an exponentially weighted moving
@@ -6,12 +7,11 @@ average, ratio ← (1 − α)·ratio + α·sample, so one odd request cannot swi
 first sample sets the ratio outright (there is nothing to smooth yet). Each sample and
 the result are clamped to [0.5, 2.0]: outside that, the report is more likely wrong (a
 different context, cached tokens) than our estimate off by over 2×. Budgets then hold
-`apply(estimate, ratio)` instead of the raw estimate.
+`budget.calibrated(estimate, ratio)` instead of the raw estimate.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 # Weight of the newest sample: 0.3 follows a real drift within ~6 reports (0.7^6 ≈ 0.12 of
@@ -46,10 +46,3 @@ def update(current: Calibration | None, family: str, estimated: int, actual: int
         return Calibration(family=family, ratio=sample, samples=1)
     ratio = _clamp((1 - ALPHA) * current.ratio + ALPHA * sample)
     return Calibration(family=family, ratio=ratio, samples=current.samples + 1)
-
-
-def apply(tokens: int, ratio: float) -> int:
-    """Calibrated count: the estimate scaled by the ratio, rounded up (never under-count)."""
-    # round() first so that float noise (e.g. 100 × 1.1 = 110.00000000000001) does not add a
-    # token; 9 digits is far below one token at any realistic context size.
-    return math.ceil(round(tokens * ratio, 9))

@@ -1,4 +1,5 @@
-"""Fitting a context to its limit: the pruning tier and the drop/cut tiers of SPEC §4.
+"""Fitting a context to its limit: the pruning tier and the drop/cut tiers of
+docs/reference.md §Assembly.
 
 `State` is what would be sent and its running token total; `prune` cuts bulky content of
 older messages, `fit` then drops the oldest units, cuts the summary to its share, and
@@ -257,7 +258,7 @@ def _newest_user_id(state: State) -> str | None:
 
 
 def _last_resort(state: State, limit: int) -> None:
-    """Only the newest user message, cut to what is left (SPEC §10 tight budgets)."""
+    """Only the newest user message, cut to what is left (docs/reference.md §Assembly, tier 4)."""
     users = [m for m in state.sent() if is_user_turn(m)]
     if not users:
         raise BudgetTooSmall(

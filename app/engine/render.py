@@ -1,4 +1,5 @@
-"""Render the kept messages for a provider: `anthropic`, `openai` or `raw` (SPEC §10).
+"""Render the kept messages for a provider: `anthropic`, `openai` or `raw`
+(docs/reference.md §Assembly).
 
 Both provider formats go through one intermediate form: a list of (role, Anthropic-style
 blocks). Tool results are moved to right after the assistant message that made the call (a

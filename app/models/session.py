@@ -33,9 +33,9 @@ class Session(Base):
     # clears (reset), so GET /sessions/{id} never sums a long history.
     live_tokens: Mapped[int] = mapped_column(Integer, default=0)
 
-    # Summary state (SPEC §2). No FK on summary_through_id: messages already reference
-    # sessions, and a cycle would need use_alter and deferred constraints for no gain
-    # (messages are only removed together with their session).
+    # Summary state (docs/reference.md §Concepts). No FK on summary_through_id: messages
+    # already reference sessions, and a cycle would need use_alter and deferred constraints for
+    # no gain (messages are only removed together with their session).
     conversation_summary: Mapped[str | None] = mapped_column(Text)
     summary_through_id: Mapped[str | None] = mapped_column(String(36))
     summary_through_seq: Mapped[int] = mapped_column(Integer, default=0)

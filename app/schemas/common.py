@@ -20,7 +20,7 @@ class ErrorResponse(BaseModel):
 
 
 class SummaryState(BaseModel):
-    """A session's current summary (SPEC §10): null on the wire until the first fold."""
+    """A session's current summary (docs/reference.md §Concepts): null until the first fold."""
 
     model_config = ConfigDict(from_attributes=True)
 

@@ -1,5 +1,5 @@
 """Wire models of the context routes: GET …/context, POST /assemble-context, POST …/summarize,
-GET …/summaries, POST …/usage (SPEC §3, §9, §10)."""
+GET …/summaries, POST …/usage (docs/reference.md §Routes)."""
 
 from __future__ import annotations
 

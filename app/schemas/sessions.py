@@ -16,7 +16,7 @@ SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"
 
 
 class SessionSettings(BaseModel):
-    """Per-session overrides of ContextDefaults (SPEC §10 settings keys); all optional.
+    """Per-session overrides of ContextDefaults (docs/reference.md §Settings); all optional.
 
     The fields and bounds mirror app.core.settings.ContextDefaults (a unit test keeps the
     key sets equal). Unknown keys are rejected so a typo does not silently do nothing.

@@ -1,4 +1,4 @@
-"""Wire models of POST /summarize-context (SPEC §3, §9)."""
+"""Wire models of POST /summarize-context (docs/reference.md §Routes)."""
 
 from __future__ import annotations
 

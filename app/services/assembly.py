@@ -96,7 +96,7 @@ def assemble_posted(
 
 
 def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
-    """The GET …/context body (SPEC §9/§10) of one served context."""
+    """The GET …/context body (docs/reference.md §Routes) of one served context."""
     result, snapshot = served.result, served.snapshot
     response = ContextResponse(
         session_id=snapshot.external_id,

@@ -8,7 +8,8 @@ from typing import Any
 from app.core.settings import ContextDefaults
 from app.engine.budget import ContextSettings
 
-# The SPEC §10 settings keys that shape a context (strategy picks the summarizer instead).
+# The context settings keys (docs/reference.md §Settings) that shape a context (strategy
+# picks the summarizer instead).
 ENGINE_KEYS = (
     "threshold",
     "reserved_output_tokens",

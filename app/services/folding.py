@@ -23,8 +23,8 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -40,8 +40,7 @@ from app.models.base import utcnow
 from app.repositories.folds import FoldRepository, NewSummary
 from app.repositories.summary_cache import DbSummaryCache
 from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
-from app.summarizers.factory import build_summarizer, has_llm, resolve_strategy
-from app.summarizers.llm import make_client
+from app.summarizers.factory import open_summarizer, resolve_strategy
 from app.tokens.base import TokenCounter
 
 log = get_logger("foldwise.fold")
@@ -70,26 +69,6 @@ class SummarizerFactory(Protocol):
         counter: TokenCounter,
         cache: SummaryCache | None,
     ) -> AbstractAsyncContextManager[Summarizer]: ...
-
-
-@asynccontextmanager
-async def open_summarizer(
-    strategy: str | None,
-    *,
-    settings: Settings,
-    counter: TokenCounter,
-    cache: SummaryCache | None,
-) -> AsyncIterator[Summarizer]:
-    """The production factory: `build_summarizer` with an SDK client closed after the fold."""
-    concrete = resolve_strategy(strategy, settings)
-    client = make_client(settings) if concrete != "rule" and has_llm(settings) else None
-    try:
-        yield build_summarizer(
-            strategy, settings=settings, counter=counter, cache=cache, client=client
-        )
-    finally:
-        if client is not None:
-            await client.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,7 +78,7 @@ class MessageService:
         counter = self._counter(session)
         # Counting up to 8 MiB of text is CPU work: done in a thread, and before the write
         # lock is taken, so neither the event loop nor other writers wait for it.
-        counts = await asyncio.to_thread(lambda: [counter.count_normalized(m) for m in normalized])
+        counts = await asyncio.to_thread(lambda: [counter.count_message(m) for m in normalized])
         last_seq = await self.sessions.lock_for_append(session)
         stored = await self.messages.by_client_ids(
             session.pk, (m.client_id for m in normalized if m.client_id)

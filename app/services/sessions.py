@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import uuid
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import InvalidCursor
+from app.core.cursors import decode_cursor, encode_cursor
 from app.core.settings import Settings
 from app.engine.shapes import validate_tools
 from app.models import Session
@@ -18,25 +16,7 @@ from app.schemas.common import SummaryState
 from app.schemas.sessions import SessionCreate, SessionPage, SessionRead, SessionUpdate
 from app.tokens.registry import ModelRegistry
 
-_CURSOR_PREFIX = "s1:"
-
-
-def encode_cursor(pk: int) -> str:
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{pk}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> int:
-    """The surrogate key a cursor points after; InvalidCursor for anything we did not issue."""
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if not text.startswith(_CURSOR_PREFIX):
-            raise ValueError(text)
-        pk = int(text[len(_CURSOR_PREFIX) :])
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidCursor("cursor is not one this service issued", {"cursor": cursor}) from exc
-    if pk < 0:
-        raise InvalidCursor("cursor is not one this service issued", {"cursor": cursor})
-    return pk
+CURSOR_KIND = "s1"  # session pages, ordered by surrogate key
 
 
 def summary_state(row: Session) -> SummaryState | None:
@@ -93,12 +73,12 @@ class SessionService:
         return session_read(row, SessionStats(message_count=0, total_tokens=0))
 
     async def page(self, *, limit: int, cursor: str | None) -> SessionPage:
-        after_pk = decode_cursor(cursor) if cursor else 0
+        after_pk = decode_cursor(CURSOR_KIND, cursor) if cursor else 0
         rows = await self.repo.list_page(after_pk=after_pk, limit=limit + 1)
         has_more = len(rows) > limit
         rows = rows[:limit]
         sessions = [session_read(row, self.repo.stats(row)) for row in rows]
-        next_cursor = encode_cursor(rows[-1].pk) if has_more and rows else None
+        next_cursor = encode_cursor(CURSOR_KIND, rows[-1].pk) if has_more and rows else None
         return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
     async def read(self, session_id: str) -> SessionRead:

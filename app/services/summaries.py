@@ -10,13 +10,11 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import InvalidCursor
+from app.core.cursors import decode_cursor, encode_cursor
 from app.repositories.context import ContextRepository
 from app.repositories.folds import FoldRepository
 from app.repositories.sessions import SessionRepository
@@ -31,21 +29,7 @@ from app.schemas.sessions import SessionRead
 from app.services.context import ContextAssembler, ContextOptions
 from app.services.sessions import session_read
 
-_CURSOR_PREFIX = "v1:"
-
-
-def encode_version_cursor(version: int) -> str:
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{version}".encode()).decode().rstrip("=")
-
-
-def decode_version_cursor(cursor: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if not text.startswith(_CURSOR_PREFIX):
-            raise ValueError(text)
-        return int(text[len(_CURSOR_PREFIX) :])
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidCursor("cursor is not one this service issued", {"cursor": cursor}) from exc
+CURSOR_KIND = "v1"  # summary history, newest version first
 
 
 async def summarize_session(
@@ -76,13 +60,13 @@ async def summary_history(
     db: AsyncSession, tenant: str, session_id: str, *, limit: int, cursor: str | None
 ) -> SummaryHistoryPage:
     session = await SessionRepository(db, tenant).get_or_raise(session_id)
-    before = decode_version_cursor(cursor) if cursor else None
+    before = decode_cursor(CURSOR_KIND, cursor) if cursor else None
     rows = await SummaryRepository(db).page(session.pk, before_version=before, limit=limit + 1)
     has_more = len(rows) > limit
     rows = rows[:limit]
     return SummaryHistoryPage(
         summaries=[SummaryHistoryItem.model_validate(row) for row in rows],
-        next_cursor=encode_version_cursor(rows[-1].version) if has_more and rows else None,
+        next_cursor=encode_cursor(CURSOR_KIND, rows[-1].version) if has_more and rows else None,
     )
 
 

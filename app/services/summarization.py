@@ -9,9 +9,7 @@ from app.core.settings import Settings
 from app.engine.shapes import normalize_message
 from app.engine.types import Message
 from app.summarizers.base import SummaryCache, SummaryRequest
-from app.summarizers.factory import build_summarizer, has_llm, resolve_strategy, strategy_used
-from app.summarizers.llm import make_client
-from app.tokens.base import TokenCounter
+from app.summarizers.factory import open_summarizer, strategy_used
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import load_registry
 
@@ -28,7 +26,7 @@ def to_messages(
     messages = []
     for index, raw in enumerate(raw_messages):
         normalized = normalize_message(raw, index)
-        tokens = counter.count_normalized(normalized)
+        tokens = counter.count_message(normalized)
         messages.append(
             Message(
                 id=str(index),
@@ -56,26 +54,20 @@ async def summarize_transcript(
     cache: SummaryCache | None = None,
     counter: TiktokenCounter | None = None,
 ) -> dict[str, Any]:
-    """Fold `previous_summary` + `messages` into one summary; the SPEC §9 response as a dict."""
+    """Fold `previous_summary` + `messages` into one summary; the summarize response
+    (docs/reference.md §Routes) as a dict."""
     counter = counter or default_counter(settings)
     folded = to_messages(messages, counter)
-    concrete = resolve_strategy(strategy, settings)
-    client = make_client(settings) if concrete != "rule" and has_llm(settings) else None
-    token_counter: TokenCounter = counter
-    summarizer = build_summarizer(
-        strategy, settings=settings, counter=token_counter, cache=cache, client=client
-    )
     request = SummaryRequest(
         messages=folded,
         previous_summary=previous_summary or None,
         max_summary_tokens=max_summary_tokens or settings.max_summary_tokens,
         focus=instructions or None,
     )
-    try:
+    async with open_summarizer(
+        strategy, settings=settings, counter=counter, cache=cache
+    ) as summarizer:
         result = await summarizer.summarize(request)
-    finally:
-        if client is not None:
-            await client.close()
     return {
         "summary": result.text,
         "summary_tokens": result.tokens,

@@ -1,1 +1,2 @@
-"""Summarizers turn (previous summary + new messages) into an updated summary (SPEC §5)."""
+"""Summarizers turn (previous summary + new messages) into an updated summary
+(docs/reference.md §Summaries)."""

@@ -47,19 +47,6 @@ def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class InMemorySummaryCache:
-    """Process-local cache for tests and stateless use; the database one is shared."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, SummaryResult] = {}
-
-    async def get(self, key: str) -> SummaryResult | None:
-        return self.entries.get(key)
-
-    async def put(self, key: str, result: SummaryResult) -> None:
-        self.entries.setdefault(key, result)
-
-
 class CachingSummarizer:
     def __init__(
         self, inner: Summarizer, cache: SummaryCache, *, strategy: str, model: str | None

@@ -1,4 +1,5 @@
-"""Pick the summarizer for a strategy, and name what actually answered (SPEC §9, §10).
+"""Pick the summarizer for a strategy, and name what actually answered
+(docs/reference.md §Summaries).
 
 - `auto` → `llm` when ANTHROPIC_API_KEY is set, else `rule` (method "rule", and the response's
   `fallback` says "no ANTHROPIC_API_KEY configured" so a user sees why the LLM was not used).
@@ -6,13 +7,15 @@
   for and the rule summarizer answered), with the same reason.
 - `rule` → the rule summarizer, no fallback note.
 
-Fallback upgrade (SPEC §10): a stored summary with method "fallback" needs nothing special. The
-next fold that reaches the LLM receives it as its previous summary (`needs_upgrade` tells the
-context service it should fold again when it can), and its result, method "llm", replaces it.
+Fallback upgrade (docs/reference.md §Summaries): a stored summary with method "fallback" needs
+nothing special. The next fold that reaches the LLM receives it as its previous summary, and its
+result, method "llm", replaces it.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 
 import anthropic
@@ -21,7 +24,7 @@ from app.core.settings import Settings
 from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
 from app.summarizers.cache import CachingSummarizer
 from app.summarizers.hybrid import HybridSummarizer
-from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.llm import AnthropicSummarizer, make_client
 from app.summarizers.rule import RuleSummarizer
 from app.tokens.base import TokenCounter
 
@@ -84,6 +87,22 @@ def strategy_used(result: SummaryResult) -> str:
     return "rule" if result.method in ("rule", "fallback") else result.method
 
 
-def needs_upgrade(previous_method: str | None, settings: Settings) -> bool:
-    """A stored fallback summary should be re-folded by the LLM once one is configured."""
-    return previous_method == "fallback" and has_llm(settings)
+@asynccontextmanager
+async def open_summarizer(
+    strategy: str | None,
+    *,
+    settings: Settings,
+    counter: TokenCounter,
+    cache: SummaryCache | None,
+) -> AsyncIterator[Summarizer]:
+    """The production factory, and the one place that opens an Anthropic client: `build_summarizer`
+    with an SDK client that is closed after the fold."""
+    concrete = resolve_strategy(strategy, settings)
+    client = make_client(settings) if concrete != "rule" and has_llm(settings) else None
+    try:
+        yield build_summarizer(
+            strategy, settings=settings, counter=counter, cache=cache, client=client
+        )
+    finally:
+        if client is not None:
+            await client.close()

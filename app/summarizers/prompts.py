@@ -1,4 +1,4 @@
-"""The LLM summarizer's prompt (SPEC §5) and the transcript rendering it wraps.
+"""The LLM summarizer's prompt (docs/reference.md §Summaries) and the transcript rendering it wraps.
 
 Bump PROMPT_VERSION whenever the wording changes: it is part of the cache key, so a new
 prompt never serves summaries written under the old one.

@@ -18,8 +18,8 @@ from typing import Any
 
 import tiktoken
 
-from app.engine.shapes import NormalizedMessage
 from app.engine.types import Content
+from app.tokens.base import MessageFields
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import ModelInfo
 
@@ -114,7 +114,7 @@ class TiktokenCounter:
             nested = block.get("content", "")
             body = self.count_content(nested) if isinstance(nested, str | list) else 0
         elif kind == "image":
-            body = IMAGE_TOKENS
+            body = self.count_image(block)
         else:
             body = self.count_text(_json(block))
         return TOKENS_PER_BLOCK + body
@@ -128,22 +128,22 @@ class TiktokenCounter:
                 self._short_counts[text] = count
         return count
 
-    def count_message(
-        self,
-        *,
-        role: str,
-        content: Content | None,
-        name: str | None = None,
-        tool_calls: Sequence[Mapping[str, Any]] | None = None,
-        tool_call_id: str | None = None,
-    ) -> int:
-        """Tokens of one message: content + framing + role/name + tool traffic."""
-        tokens = TOKENS_PER_MESSAGE + self._short(role)
-        if content:
-            tokens += self.count_content(content)
-        if name:
-            tokens += TOKENS_PER_NAME + self._short(name)
-        for call in tool_calls or ():
+    def count_image(self, block: Mapping[str, Any]) -> int:
+        """Tokens of an image block's body: a flat estimate whatever its size (IMAGE_TOKENS)."""
+        return IMAGE_TOKENS
+
+    def count_message(self, message: MessageFields) -> int:
+        """Tokens of one message: content + framing + role/name + tool traffic.
+
+        The one rule for a message: the append path stores it, `POST /count-tokens` and the
+        CLI sum it, the engine counts a system prompt sent as a message with it.
+        """
+        tokens = TOKENS_PER_MESSAGE + self._short(message.role)
+        if message.content:
+            tokens += self.count_content(message.content)
+        if message.name:
+            tokens += TOKENS_PER_NAME + self._short(message.name)
+        for call in message.tool_calls or ():
             function = call.get("function")
             if isinstance(function, Mapping):
                 tokens += self._short(str(function.get("name", "")))
@@ -151,35 +151,16 @@ class TiktokenCounter:
             else:  # non-function tool call types: measure what was posted
                 tokens += self.count_text(_json(call))
             tokens += TOKENS_PER_TOOL_CALL
-        if tool_call_id:
-            tokens += self.count_text(tool_call_id)
+        if message.tool_call_id:
+            tokens += self.count_text(message.tool_call_id)
         return tokens
 
-    def count_normalized(self, message: NormalizedMessage) -> int:
-        """`count_message` of a validated message: what the append path stores."""
-        return self.count_message(
-            role=message.role,
-            content=message.content,
-            name=message.name,
-            tool_calls=message.tool_calls,
-            tool_call_id=message.tool_call_id,
-        )
-
-    def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        """Sum of `count_message` over message dicts (without REPLY_PRIMING_TOKENS)."""
-        return sum(
-            self.count_message(
-                role=str(message.get("role", "")),
-                content=message.get("content"),
-                name=message.get("name"),
-                tool_calls=message.get("tool_calls"),
-                tool_call_id=message.get("tool_call_id"),
-            )
-            for message in messages
-        )
-
     def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
-        """Tokens of tool definitions: their JSON plus a per-tool framing estimate."""
+        """Tokens of tool definitions: their compact JSON plus a per-tool framing estimate.
+
+        The one rule for tools: `POST /count-tokens` and the context's `usage.tools_tokens`
+        (over the tools as rendered for the requested format) both use it.
+        """
         return sum(TOKENS_PER_TOOL + self.count_text(_json(tool)) for tool in tools)
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -7,6 +8,8 @@ import asyncpg
 import httpx
 import pytest
 
+from app.engine.validate import ContextInvariantError
+from app.services import context as context_service
 from tests.conftest import MakeClient
 from tests.factories import assert_error, create_session
 
@@ -14,6 +17,27 @@ SMALL_LIMIT = 2048
 
 
 class TestErrorEnvelopes:
+    async def test_context_invariant_error_is_a_logged_500_envelope(
+        self,
+        client: httpx.AsyncClient,
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        # The engine's last check failing (a bug, never the client's fault) reaches the route.
+        def broken(*_args: object) -> None:
+            raise ContextInvariantError(["total 2 over budget 1"])
+
+        monkeypatch.setattr(context_service, "assemble", broken)
+        await create_session(client, id="s")
+        with caplog.at_level(logging.ERROR, logger="foldwise"):
+            response = await client.get("/sessions/s/context")
+        assert response.headers["content-type"] == "application/json"
+        error = assert_error(response, 500, "internal_error")
+        assert "over budget" not in error["message"]  # internals are logged, not served
+        logged = [r for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
+        assert logged and "/sessions/s/context" in logged[0].getMessage()
+        assert isinstance(logged[0].exc_info[1], ContextInvariantError)  # type: ignore[index]
+
     async def test_unknown_route_is_404_not_found(self, client: httpx.AsyncClient) -> None:
         assert_error(await client.get("/nowhere"), 404, "not_found")
 

@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from app.core.cursors import decode_cursor, encode_cursor
 from app.core.errors import InvalidCursor
 from app.models import Session
-from app.services.sessions import decode_cursor, encode_cursor
+from app.services.sessions import CURSOR_KIND
 from tests.factories import append, assert_error, create_session, user
 
 
@@ -266,14 +267,14 @@ class TestSummaryOnTheWire:
 class TestCursor:
     @given(st.integers(min_value=0, max_value=2**62))
     def test_round_trips(self, pk: int) -> None:
-        assert decode_cursor(encode_cursor(pk)) == pk
+        assert decode_cursor(CURSOR_KIND, encode_cursor(CURSOR_KIND, pk)) == pk
 
     @given(st.text(max_size=40))
     def test_anything_else_is_rejected_or_a_valid_position(self, text: str) -> None:
         try:
-            pk = decode_cursor(text)
+            pk = decode_cursor(CURSOR_KIND, text)
         except InvalidCursor as exc:
             assert exc.status_code == 422
             return
         assert pk >= 0
-        assert decode_cursor(encode_cursor(pk)) == pk
+        assert decode_cursor(CURSOR_KIND, encode_cursor(CURSOR_KIND, pk)) == pk

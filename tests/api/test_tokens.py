@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from app.tokens.counter import counter_for
 from app.tokens.registry import load_registry
 from tests.conftest import make_settings
-from tests.factories import assert_error, tool_result, tool_use, user
+from tests.factories import assert_error, assistant, tool_result, tool_use, user
 
 
 class TestCountTokens:
@@ -74,3 +75,41 @@ class TestModels:
                 "name", "provider", "context_window", "max_output_tokens", "encoding", "exact",
             }  # fmt: skip
             assert model["context_window"] >= model["max_output_tokens"] > 0
+
+
+class TestOneCountingRule:
+    """`POST /count-tokens` gives exactly the numbers the context's `usage` reports."""
+
+    async def _count(self, client: httpx.AsyncClient, **body: object) -> int:
+        response = await client.post("/count-tokens", json=body)
+        assert response.status_code == 200, response.text
+        tokens: int = response.json()["tokens"]
+        return tokens
+
+    @pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+    async def test_tools_messages_and_system_match_usage(
+        self, client: httpx.AsyncClient, fmt: str
+    ) -> None:
+        schema = {"type": "object", "properties": {"pattern": {"type": "string"}}}
+        if fmt == "anthropic":
+            tools = [{"name": "grep", "description": "Search files", "input_schema": schema}]
+        else:
+            function = {"name": "grep", "description": "Search files", "parameters": schema}
+            tools = [{"type": "function", "function": function}]
+        system = "You are a careful coding assistant."
+        batch = [user("Fix it"), tool_use("t1", path="a.py"), tool_result("t1", "x = 1\n" * 40)]
+        batch.append(assistant("Done: the test passes now."))
+        await client.post("/sessions", json={"id": "same", "system_prompt": system, "tools": tools})
+        await client.post("/sessions/same/messages", json={"messages": batch})
+        response = await client.get("/sessions/same/context", params={"format": fmt})
+        assert response.status_code == 200, response.text
+        usage = response.json()["usage"]
+
+        only_tools = await self._count(client, messages=[], tools=tools)
+        assert usage["tools_tokens"] == only_tools
+        assert usage["message_tokens"] == await self._count(client, messages=batch)
+        if fmt == "anthropic":  # a top-level system string
+            assert usage["system_tokens"] == await self._count(client, text=system)
+        else:  # a system message
+            as_message = [{"role": "system", "content": system}]
+            assert usage["system_tokens"] == await self._count(client, messages=as_message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,12 +13,34 @@ from app.engine.budget import ContextSettings
 from app.engine.text import block_text
 from app.engine.types import Content, Message
 from app.engine.units import body_tokens
+from app.tokens.base import MessageFields
 
 FAKE_MESSAGE_OVERHEAD = 4
 
 
+class _Whole:
+    """`count_message` and `count_tools` of a fake, from its `count_text`/`count_content`."""
+
+    def count_text(self, text: str) -> int:
+        raise NotImplementedError
+
+    def count_content(self, content: Content) -> int:
+        raise NotImplementedError
+
+    def count_message(self, message: MessageFields) -> int:
+        calls = message.tool_calls or ()
+        return (
+            FAKE_MESSAGE_OVERHEAD
+            + self.count_content(message.content or "")
+            + sum(self.count_text(json.dumps(c, ensure_ascii=False, sort_keys=True)) for c in calls)
+        )
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        return self.count_text(json.dumps(list(tools), ensure_ascii=False))
+
+
 @dataclass(frozen=True)
-class FakeCounter:
+class FakeCounter(_Whole):
     """`len(text) // chars_per_token + 1` per text, 3 more per content block."""
 
     chars_per_token: int = 4
@@ -33,7 +55,7 @@ class FakeCounter:
 
 
 @dataclass(frozen=True)
-class WordCounter:
+class WordCounter(_Whole):
     """One token per whitespace-separated word plus one per 8 characters: a different shape."""
 
     def count_text(self, text: str) -> int:

@@ -1,4 +1,5 @@
-"""Invariants of SPEC §6 over random histories, budgets, counters, formats and modes."""
+"""The invariants of docs/reference.md §Invariants over random histories, budgets, counters,
+formats and modes."""
 
 from __future__ import annotations
 

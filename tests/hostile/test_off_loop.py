@@ -34,8 +34,8 @@ async def test_assembly_counting_and_rule_folds_run_off_the_loop(
     )
     monkeypatch.setattr(
         TiktokenCounter,
-        "count_normalized",
-        _recording(where["count"], TiktokenCounter.count_normalized),
+        "count_message",
+        _recording(where["count"], TiktokenCounter.count_message),
     )
     original = RuleSummarizer.summarize
 

@@ -11,7 +11,6 @@ from app.summarizers.base import SummaryRequest
 from app.summarizers.factory import (
     NO_KEY,
     build_summarizer,
-    needs_upgrade,
     resolve_strategy,
     strategy_used,
 )
@@ -65,11 +64,6 @@ class TestResolution:
         result = await summarizer.summarize(SummaryRequest(messages(), None, 300))
         assert (result.method, result.fallback, strategy_used(result)) == (method, fallback, "rule")
         assert "`error: missing header` (from `make`)" in result.text
-
-    def test_fallback_summaries_are_upgraded_once_a_key_exists(self) -> None:
-        assert needs_upgrade("fallback", llm_settings("http://127.0.0.1:9"))
-        assert not needs_upgrade("fallback", NO_KEY_SETTINGS)
-        assert not needs_upgrade("llm", llm_settings("http://127.0.0.1:9"))
 
 
 class TestHybrid:

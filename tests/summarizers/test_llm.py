@@ -6,8 +6,7 @@ import time
 
 import pytest
 
-from app.summarizers.base import SummaryRequest
-from app.summarizers.cache import InMemorySummaryCache
+from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.factory import build_summarizer
 from app.summarizers.llm import AnthropicSummarizer
 from app.tokens.counter import TiktokenCounter
@@ -200,6 +199,19 @@ class TestChunking:
         await llm.aclose()
         assert result.method == "fallback"
         assert all(f"Never drop rule {n}." in result.text for n in range(8))
+
+
+class InMemorySummaryCache:
+    """A process-local `SummaryCache` (the service uses the database one)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, SummaryResult] = {}
+
+    async def get(self, key: str) -> SummaryResult | None:
+        return self.entries.get(key)
+
+    async def put(self, key: str, result: SummaryResult) -> None:
+        self.entries.setdefault(key, result)
 
 
 class TestCache:

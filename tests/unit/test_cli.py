@@ -40,6 +40,7 @@ class TestCount:
     def test_counts_stdin_like_the_api(
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
+        from app.tokens.base import BareMessage
         from app.tokens.counter import counter_for
         from app.tokens.registry import load_registry
         from tests.conftest import make_settings
@@ -48,7 +49,7 @@ class TestCount:
         assert main(["count", "-", "--model", "gpt-4o"]) == 0
         counter = counter_for(load_registry(make_settings("sqlite://")).get("gpt-4o"))
         expected = sum(
-            counter.count_message(role=m["role"], content=m["content"]) for m in MESSAGES
+            counter.count_message(BareMessage(m["role"], m["content"])) for m in MESSAGES
         )
         assert capsys.readouterr().out.strip() == str(expected)
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.settings import Settings
-from app.tokens.base import TokenCounter
+from app.tokens.base import BareMessage, TokenCounter
 from app.tokens.counter import (
     CACHE_MIN_CHARS,
     IMAGE_TOKENS,
@@ -96,7 +96,7 @@ class TestText:
 
 class TestMessages:
     def test_plain_message_is_content_plus_framing_and_role(self) -> None:
-        tokens = COUNTER.count_message(role="user", content="Fix the bug")
+        tokens = COUNTER.count_message(BareMessage(role="user", content="Fix the bug"))
         assert tokens == TOKENS_PER_MESSAGE + raw("user") + raw("Fix the bug")
 
     def test_name_tool_calls_and_tool_call_id(self) -> None:
@@ -108,7 +108,7 @@ class TestMessages:
             }
         ]
         assistant = COUNTER.count_message(
-            role="assistant", content=None, name="bot", tool_calls=calls
+            BareMessage(role="assistant", content=None, name="bot", tool_calls=calls)
         )
         assert assistant == (
             TOKENS_PER_MESSAGE
@@ -119,7 +119,9 @@ class TestMessages:
             + raw('{"city":"Paris"}')
             + TOKENS_PER_TOOL_CALL
         )
-        tool = COUNTER.count_message(role="tool", content="18°C", tool_call_id="call_abc123")
+        tool = COUNTER.count_message(
+            BareMessage(role="tool", content="18°C", tool_call_id="call_abc123")
+        )
         assert tool == TOKENS_PER_MESSAGE + raw("tool") + raw("18°C") + raw("call_abc123")
 
     def test_openai_cookbook_example_matches_api_prompt_tokens(self) -> None:
@@ -158,14 +160,8 @@ class TestMessages:
                 "the ocean for the client's project.",
             },
         ]
-        assert COUNTER.count_messages(messages) + REPLY_PRIMING_TOKENS == 129
-
-    def test_count_messages_sums_count_message(self) -> None:
-        messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
-        expected = sum(
-            COUNTER.count_message(role=m["role"], content=m["content"]) for m in messages
-        )
-        assert COUNTER.count_messages(messages) == expected
+        counted = sum(COUNTER.count_message(BareMessage(**m)) for m in messages)
+        assert counted + REPLY_PRIMING_TOKENS == 129
 
 
 class TestTools:

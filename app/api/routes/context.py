@@ -28,9 +28,10 @@ from app.schemas.sessions import SessionRead
 from app.services.assembly import assemble_posted
 from app.services.calibration import report_usage
 from app.services.context import ContextAssembler, ContextOptions
-from app.services.folding import SummarizerFactory, open_summarizer
+from app.services.folding import SummarizerFactory
 from app.services.served_cache import ServedContextCache, serve_context
 from app.services.summaries import clear_session, summarize_session, summary_history
+from app.summarizers.factory import open_summarizer
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
@@ -91,7 +92,8 @@ async def get_context(
         ),
     ] = False,
 ) -> Response:
-    """The history to send next, under the budget; folds first when it must (SPEC §4).
+    """The history to send next, under the budget; folds first when it must
+    (docs/reference.md §Assembly).
     A repeat of an unchanged context is served from the replica's cache
     (app/services/served_cache.py); a preview never is."""
     overrides: dict[str, Any] = {

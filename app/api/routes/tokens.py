@@ -26,7 +26,7 @@ def count_tokens(
         tokens = counter.count_text(body.text)
     else:
         normalized = [normalize_message(raw, i) for i, raw in enumerate(body.messages or [])]
-        tokens = sum(counter.count_normalized(m) for m in normalized)
+        tokens = sum(counter.count_message(m) for m in normalized)
     if body.tools:
         tokens += counter.count_tools(validate_tools(body.tools))
     return CountTokensResponse(
