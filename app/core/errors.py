@@ -81,6 +81,12 @@ class InvalidCursor(FoldwiseError):
     code = "invalid_cursor"
 
 
+class CursorMismatch(InvalidCursor):
+    """A cursor issued for another sort, order or id filter than the request's."""
+
+    code = "cursor_mismatch"
+
+
 class ServiceUnavailable(FoldwiseError):
     status_code = 503
     code = "service_unavailable"

@@ -5,13 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from app.core.errors import SessionExists, SessionNotFound
 from app.models import Session
 from app.models.base import utcnow
+from app.schemas.sessions import SessionSort, SortOrder
+
+# The column each sort reads; message_count = last_seq and total_tokens = live_tokens
+# (see `stats`), so sorting needs no aggregate over messages. No index per sort: every
+# append updates updated_at, last_seq and live_tokens, and indexing them would cost each
+# append (and PostgreSQL's HOT updates) to speed up a listing; a sorted page reads the
+# tenant's rows and keeps the top `limit`. `sort=id` follows the (tenant, external_id)
+# unique index. The id prefix is a substr() equality (collation-proof, case-sensitive on
+# both databases), so it filters the tenant's rows rather than seeking the index.
+SORT_COLUMNS: dict[SessionSort, InstrumentedAttribute[Any]] = {
+    SessionSort.updated_at: Session.updated_at,
+    SessionSort.message_count: Session.last_seq,
+    SessionSort.total_tokens: Session.live_tokens,
+    SessionSort.summary_version: Session.summary_version,
+    SessionSort.created_at: Session.created_at,
+    SessionSort.id: Session.external_id,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +67,44 @@ class SessionRepository:
             raise SessionExists(session_id) from exc
         return row
 
-    async def list_page(self, *, after_pk: int, limit: int) -> list[Session]:
-        """Sessions in creation order (surrogate key ascending), `limit` after `after_pk`."""
-        stmt = (
-            select(Session)
-            .where(Session.tenant == self.tenant, Session.pk > after_pk)
-            .order_by(Session.pk)
-            .limit(limit)
-        )
-        return list((await self.db.execute(stmt)).scalars())
+    async def list_page(
+        self,
+        *,
+        sort: SessionSort | None,
+        order: SortOrder,
+        after: tuple[Any, int] | None,
+        limit: int,
+        id_prefix: str | None = None,
+    ) -> list[Session]:
+        """`limit` sessions by (sort column, pk) in `order`, after the keyset `after`.
+
+        `sort=None` is creation order (the surrogate key alone). Ties on the sort column
+        are broken by pk in the same direction, so (value, pk) is a total order and a
+        keyset position is exact. `id_prefix` is case-sensitive and compared by
+        substring, not LIKE (SQLite's LIKE ignores ASCII case; `_` would be a wildcard).
+        """
+        desc = order is SortOrder.desc
+        stmt = select(Session).where(Session.tenant == self.tenant)
+        if id_prefix:
+            stmt = stmt.where(func.substr(Session.external_id, 1, len(id_prefix)) == id_prefix)
+        if sort is None:
+            if after is not None:
+                stmt = stmt.where(Session.pk < after[1] if desc else Session.pk > after[1])
+            stmt = stmt.order_by(Session.pk.desc() if desc else Session.pk)
+        else:
+            column = SORT_COLUMNS[sort]
+            if after is not None:
+                value, pk = after
+                if desc:
+                    beyond = or_(column < value, and_(column == value, Session.pk < pk))
+                else:
+                    beyond = or_(column > value, and_(column == value, Session.pk > pk))
+                stmt = stmt.where(beyond)
+            if desc:
+                stmt = stmt.order_by(column.desc(), Session.pk.desc())
+            else:
+                stmt = stmt.order_by(column, Session.pk)
+        return list((await self.db.execute(stmt.limit(limit))).scalars())
 
     @staticmethod
     def stats(row: Session) -> SessionStats:

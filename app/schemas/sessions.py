@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +14,22 @@ from app.schemas.door import Json, Text, TokenCount
 
 # Client-chosen ids end up in URLs: keep them path-safe.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"
+
+
+class SessionSort(StrEnum):
+    """Orders of GET /sessions; ties are broken by creation order (the surrogate key)."""
+
+    updated_at = "updated_at"  # last activity: create, append, update, fold, clear
+    message_count = "message_count"
+    total_tokens = "total_tokens"
+    summary_version = "summary_version"
+    created_at = "created_at"
+    id = "id"
+
+
+class SortOrder(StrEnum):
+    asc = "asc"
+    desc = "desc"
 
 
 class SessionSettings(BaseModel):

@@ -2,21 +2,135 @@
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.cursors import decode_cursor, encode_cursor
+from app.core.cursors import decode_cursor, decode_text, encode_cursor, encode_text, not_issued
+from app.core.errors import CursorMismatch
 from app.core.settings import Settings
 from app.engine.shapes import validate_tools
 from app.models import Session
 from app.repositories import SessionRepository, SessionStats
+from app.repositories.sessions import SORT_COLUMNS
 from app.schemas.common import SummaryState
-from app.schemas.sessions import SessionCreate, SessionPage, SessionRead, SessionUpdate
+from app.schemas.sessions import (
+    SESSION_ID_PATTERN,
+    SessionCreate,
+    SessionPage,
+    SessionRead,
+    SessionSort,
+    SessionUpdate,
+    SortOrder,
+)
 from app.tokens.registry import ModelRegistry
 
-CURSOR_KIND = "s1"  # session pages, ordered by surrogate key
+CURSOR_KIND = "s1"  # session pages in creation order, by surrogate key
+
+
+# Cursors of the other orders, and of creation order with `order=desc` or an id filter:
+# "s2:" + JSON of the listing they were made for and the keyset of the last row.
+_SORTED_PREFIX = "s2:"
+_INT_MAX = 2**31 - 1  # the columns are 32-bit; a larger value could not be bound
+_CREATION = "pk"
+
+
+def _wire_value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def encode_page_cursor(
+    sort: SessionSort | None, order: SortOrder, id_prefix: str | None, value: Any, pk: int
+) -> str:
+    """The cursor after the row (value, pk) of one listing; plain creation order keeps the
+    cursors it always had, so clients that never pass `sort` see no change."""
+    if sort is None and order is SortOrder.asc and not id_prefix:
+        return encode_cursor(CURSOR_KIND, pk)
+    listing = {
+        "s": sort.value if sort else _CREATION,
+        "o": order.value,
+        "q": id_prefix or "",
+        "v": _wire_value(value) if sort else None,
+        "k": pk,
+    }
+    return encode_text(_SORTED_PREFIX + json.dumps(listing, separators=(",", ":")))
+
+
+def _value_for(sort: SessionSort, raw: Any) -> Any:
+    """The typed sort value from a cursor; ValueError when it cannot be one."""
+    if sort in (SessionSort.updated_at, SessionSort.created_at):
+        if not isinstance(raw, str):
+            raise ValueError(raw)
+        moment = datetime.fromisoformat(raw)
+        if moment.tzinfo is None:
+            raise ValueError(raw)
+        return moment
+    if sort is SessionSort.id:
+        if not isinstance(raw, str) or not re.fullmatch(SESSION_ID_PATTERN, raw):
+            raise ValueError(raw)
+        return raw
+    if type(raw) is not int or not 0 <= raw <= _INT_MAX:
+        raise ValueError(raw)
+    return raw
+
+
+def decode_page_cursor(
+    cursor: str, sort: SessionSort | None, order: SortOrder, id_prefix: str | None
+) -> tuple[Any, int]:
+    """The keyset (value, pk) a cursor points after, for this listing.
+
+    InvalidCursor for anything we did not issue; CursorMismatch (also 422) for a cursor
+    issued for another sort, order or id filter: its position means nothing here.
+    """
+    text = decode_text(cursor)
+    made_for: dict[str, Any]
+    if text.startswith(f"{CURSOR_KIND}:"):
+        pk = decode_cursor(CURSOR_KIND, cursor)
+        made_for = {"sort": None, "order": SortOrder.asc.value, "id_prefix": None}
+        value = None
+    else:
+        try:
+            if not text.startswith(_SORTED_PREFIX):
+                raise ValueError(text)
+            listing = json.loads(text[len(_SORTED_PREFIX) :])
+            if not isinstance(listing, dict) or set(listing) != {"s", "o", "q", "v", "k"}:
+                raise ValueError(text)
+            made_sort = None if listing["s"] == _CREATION else SessionSort(listing["s"])
+            made_order = SortOrder(listing["o"])
+            made_prefix = listing["q"]
+            if not isinstance(made_prefix, str):
+                raise ValueError(text)
+            pk = listing["k"]
+            if type(pk) is not int or not 0 <= pk <= _INT_MAX:
+                raise ValueError(text)
+            if made_sort is None:
+                if listing["v"] is not None:
+                    raise ValueError(text)
+                value = None
+            else:
+                value = _value_for(made_sort, listing["v"])
+        except (ValueError, TypeError) as exc:
+            raise not_issued(cursor) from exc
+        made_for = {
+            "sort": made_sort.value if made_sort else None,
+            "order": made_order.value,
+            "id_prefix": made_prefix or None,
+        }
+    asked = {
+        "sort": sort.value if sort else None,
+        "order": order.value,
+        "id_prefix": id_prefix or None,
+    }
+    if made_for != asked:
+        raise CursorMismatch(
+            "cursor was issued for another sort, order or id_prefix; start again without it",
+            {"cursor_for": made_for, "request": asked},
+        )
+    return value, pk
 
 
 def summary_state(row: Session) -> SummaryState | None:
@@ -72,13 +186,28 @@ class SessionService:
         )
         return session_read(row, SessionStats(message_count=0, total_tokens=0))
 
-    async def page(self, *, limit: int, cursor: str | None) -> SessionPage:
-        after_pk = decode_cursor(CURSOR_KIND, cursor) if cursor else 0
-        rows = await self.repo.list_page(after_pk=after_pk, limit=limit + 1)
+    async def page(
+        self,
+        *,
+        limit: int,
+        cursor: str | None,
+        sort: SessionSort | None = None,
+        order: SortOrder = SortOrder.asc,
+        id_prefix: str | None = None,
+    ) -> SessionPage:
+        id_prefix = id_prefix or None
+        after = decode_page_cursor(cursor, sort, order, id_prefix) if cursor else None
+        rows = await self.repo.list_page(
+            sort=sort, order=order, after=after, limit=limit + 1, id_prefix=id_prefix
+        )
         has_more = len(rows) > limit
         rows = rows[:limit]
         sessions = [session_read(row, self.repo.stats(row)) for row in rows]
-        next_cursor = encode_cursor(CURSOR_KIND, rows[-1].pk) if has_more and rows else None
+        next_cursor = None
+        if has_more and rows:
+            last = rows[-1]
+            value = getattr(last, SORT_COLUMNS[sort].key) if sort else None
+            next_cursor = encode_page_cursor(sort, order, id_prefix, value, last.pk)
         return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
     async def read(self, session_id: str) -> SessionRead:

@@ -1,20 +1,23 @@
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import MutableMapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from app.core.cursors import decode_cursor, encode_cursor
+from app.core.cursors import decode_cursor, encode_cursor, encode_text
 from app.core.errors import InvalidCursor
 from app.models import Session
-from app.services.sessions import CURSOR_KIND
+from app.schemas.sessions import SessionSort, SortOrder
+from app.services.sessions import CURSOR_KIND, decode_page_cursor, encode_page_cursor
 from tests.factories import append, assert_error, create_session, user
 
 
@@ -135,6 +138,192 @@ class TestListSessions:
     async def test_limit_bounds(self, client: httpx.AsyncClient) -> None:
         assert_error(await client.get("/sessions?limit=0"), 422, "validation_error")
         assert_error(await client.get("/sessions?limit=abc"), 422, "validation_error")
+
+
+SORT_FIELDS = {
+    "updated_at": lambda s: datetime.fromisoformat(s["updated_at"]),
+    "message_count": lambda s: s["message_count"],
+    "total_tokens": lambda s: s["total_tokens"],
+    "summary_version": lambda s: (s["summary"] or {"version": 0})["version"],
+    "created_at": lambda s: datetime.fromisoformat(s["created_at"]),
+    "id": lambda s: s["id"],
+}
+
+
+async def walk(
+    client: httpx.AsyncClient, limit: int, **params: str
+) -> tuple[list[dict[str, Any]], int]:
+    """Every session of one listing, following next_cursor; and the number of pages."""
+    seen: list[dict[str, Any]] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        query: dict[str, str | int] = {"limit": limit, **params}
+        if cursor:
+            query["cursor"] = cursor
+        response = await client.get("/sessions", params=query)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        pages += 1
+        assert len(page["sessions"]) <= limit
+        seen += page["sessions"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return seen, pages
+        assert len(page["sessions"]) == limit
+
+
+def expected_order(
+    sessions: list[dict[str, Any]], creation: list[str], sort: str, order: str
+) -> list[str]:
+    """The order a sort defines: its value, ties in creation order; `desc` reverses both."""
+    rank = {sid: i for i, sid in enumerate(creation)}
+    if sort == "creation":
+        ordered = sorted(sessions, key=lambda s: rank[s["id"]])
+    else:
+        ordered = sorted(sessions, key=lambda s: (SORT_FIELDS[sort](s), rank[s["id"]]))
+    if order == "desc":
+        ordered.reverse()
+    return [s["id"] for s in ordered]
+
+
+class TestSortedListing:
+    async def test_sorts_by_the_stored_counters(self, client: httpx.AsyncClient) -> None:
+        for sid in ("few", "many", "big"):
+            await create_session(client, id=sid)
+        await append(client, "many", user("one"), user("two"), user("three"))
+        await append(client, "big", user("a long message about many things " * 20))
+        await append(client, "few", user("hi"))
+        ids = lambda page: [s["id"] for s in page["sessions"]]  # noqa: E731
+        by_tokens = (await client.get("/sessions?sort=total_tokens&order=desc")).json()
+        assert ids(by_tokens)[0] == "big"
+        by_count = (await client.get("/sessions?sort=message_count&order=desc")).json()
+        assert ids(by_count) == ["many", "big", "few"]
+        # Last activity: "few" was appended to last, though created first.
+        by_activity = (await client.get("/sessions?sort=updated_at&order=desc")).json()
+        assert ids(by_activity)[0] == "few"
+        by_id = (await client.get("/sessions?sort=id")).json()
+        assert ids(by_id) == ["big", "few", "many"]
+
+    async def test_default_is_creation_order_with_the_old_cursor(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        for i in range(3):
+            await create_session(client, id=f"d{i}")
+        page = (await client.get("/sessions", params={"limit": 1})).json()
+        assert decode_cursor(page["next_cursor"]) > 0  # the cursor format clients already hold
+        explicit = (await client.get("/sessions", params={"limit": 1, "order": "asc"})).json()
+        assert explicit == page
+
+    async def test_id_prefix_is_case_sensitive_and_literal(self, client: httpx.AsyncClient) -> None:
+        for sid in ("agent-1", "agent-2", "Agent-3", "agentX", "user-agent", "a_b", "axb"):
+            await create_session(client, id=sid)
+        found, _ = await walk(client, 1, id_prefix="agent-", sort="id")
+        assert [s["id"] for s in found] == ["agent-1", "agent-2"]
+        found, _ = await walk(client, 2, id_prefix="a_")
+        assert [s["id"] for s in found] == ["a_b"]  # `_` is not a wildcard
+        empty = (await client.get("/sessions", params={"id_prefix": ""})).json()
+        assert len(empty["sessions"]) == 7
+
+    async def test_a_cursor_belongs_to_its_listing(self, client: httpx.AsyncClient) -> None:
+        for i in range(3):
+            await create_session(client, id=f"c{i}")
+        plain = (await client.get("/sessions", params={"limit": 1})).json()["next_cursor"]
+        tokens = (
+            await client.get("/sessions", params={"limit": 1, "sort": "total_tokens"})
+        ).json()["next_cursor"]
+        for params in (
+            {"cursor": plain, "sort": "total_tokens"},
+            {"cursor": plain, "order": "desc"},
+            {"cursor": plain, "id_prefix": "c"},
+            {"cursor": tokens},
+            {"cursor": tokens, "sort": "message_count"},
+            {"cursor": tokens, "sort": "total_tokens", "order": "desc"},
+        ):
+            error = assert_error(
+                await client.get("/sessions", params=params), 422, "cursor_mismatch"
+            )
+            assert set(error["details"]) == {"cursor_for", "request"}
+        ok = await client.get("/sessions", params={"cursor": tokens, "sort": "total_tokens"})
+        assert ok.status_code == 200
+
+    @pytest.mark.parametrize(
+        "query",
+        [
+            "sort=tokens",
+            "sort=",
+            "sort=pk",
+            "order=up",
+            "id_prefix=a%20b",
+            "id_prefix=%00",
+            "id_prefix=" + "a" * 257,
+        ],
+    )
+    async def test_invalid_parameters_are_422(self, client: httpx.AsyncClient, query: str) -> None:
+        assert_error(await client.get(f"/sessions?{query}"), 422, "validation_error")
+
+    async def test_paging_any_sort_yields_each_session_once_in_order(
+        self, app: FastAPI, client: httpx.AsyncClient
+    ) -> None:
+        """Generated counters with many ties (updated_at too), any sort, order, page size
+        and id filter: the pages are the whole listing, once each, in the sort's order."""
+        creation = [
+            (await create_session(client, id=sid))["id"]
+            for sid in ("k0", "k1", "m0", "k2", "m1", "k3", "m2", "k4", "z0")
+        ]
+        loop = asyncio.get_running_loop()
+        base = datetime(2026, 1, 1, tzinfo=UTC)
+
+        def run(coro: Any) -> Any:
+            return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+        async def store(values: list[tuple[int, int, int, int]]) -> None:
+            async with app.state.sessionmaker() as db:
+                for sid, (seq, tokens, version, minute) in zip(creation, values, strict=True):
+                    await db.execute(
+                        update(Session)
+                        .where(Session.external_id == sid)
+                        .values(
+                            last_seq=seq,
+                            live_tokens=tokens,
+                            summary_version=version,
+                            updated_at=base + timedelta(minutes=minute),
+                        )
+                    )
+                await db.commit()
+
+        small = st.integers(min_value=0, max_value=3)
+        row = st.tuples(small, st.sampled_from([0, 7, 2**31 - 1]), small, small)
+
+        @settings(
+            max_examples=30,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture],
+        )
+        @given(
+            values=st.lists(row, min_size=len(creation), max_size=len(creation)),
+            sort=st.sampled_from(["creation", *SORT_FIELDS]),
+            order=st.sampled_from(["asc", "desc"]),
+            limit=st.integers(min_value=1, max_value=10),
+            prefix=st.sampled_from(["", "k", "m1", "q"]),
+        )
+        def check(
+            values: list[tuple[int, int, int, int]], sort: str, order: str, limit: int, prefix: str
+        ) -> None:
+            run(store(values))
+            params = {"order": order}
+            if sort != "creation":
+                params["sort"] = sort
+            if prefix:
+                params["id_prefix"] = prefix
+            seen, pages = run(walk(client, limit, **params))
+            ids = [s["id"] for s in seen]
+            assert len(ids) == len(set(ids))
+            wanted = [s for s in run(walk(client, 200))[0] if s["id"].startswith(prefix)]
+            assert ids == expected_order(wanted, creation, sort, order)
+            assert pages == max(1, -(-len(ids) // limit))
+
+        await asyncio.to_thread(check)
 
 
 class TestUpdateSession:
@@ -278,3 +467,49 @@ class TestCursor:
             return
         assert pk >= 0
         assert decode_cursor(CURSOR_KIND, encode_cursor(CURSOR_KIND, pk)) == pk
+
+    @given(
+        st.sampled_from([None, *SessionSort]),
+        st.sampled_from(list(SortOrder)),
+        st.sampled_from([None, "a", "agent-"]),
+        st.integers(min_value=0, max_value=2**31 - 1),
+    )
+    def test_sorted_cursors_round_trip(
+        self, sort: SessionSort | None, order: SortOrder, prefix: str | None, pk: int
+    ) -> None:
+        value: Any = {
+            SessionSort.updated_at: datetime(2026, 5, 1, 12, 0, 0, 123456, tzinfo=UTC),
+            SessionSort.created_at: datetime(2026, 5, 1, tzinfo=UTC),
+            SessionSort.id: "agent-7",
+            None: None,
+        }.get(sort, 42)
+        cursor = encode_page_cursor(sort, order, prefix, value, pk)
+        assert decode_page_cursor(cursor, sort, order, prefix) == (value, pk)
+
+    @given(st.text(max_size=60), st.sampled_from([None, *SessionSort]))
+    def test_anything_else_is_rejected_by_the_sorted_decoder(
+        self, text: str, sort: SessionSort | None
+    ) -> None:
+        try:
+            decode_page_cursor(text, sort, SortOrder.asc, None)
+        except InvalidCursor as exc:
+            assert exc.status_code == 422
+
+    @pytest.mark.parametrize(
+        "listing",
+        [
+            {"s": "total_tokens", "o": "asc", "q": "", "v": 2**31, "k": 1},
+            {"s": "total_tokens", "o": "asc", "q": "", "v": True, "k": 1},
+            {"s": "total_tokens", "o": "asc", "q": "", "v": 1, "k": -1},
+            {"s": "id", "o": "asc", "q": "", "v": "a\u0000", "k": 1},
+            {"s": "updated_at", "o": "asc", "q": "", "v": "2026-01-01T00:00:00", "k": 1},
+            {"s": "nope", "o": "asc", "q": "", "v": 1, "k": 1},
+            {"s": "total_tokens", "o": "asc", "q": "", "v": 1},
+        ],
+    )
+    def test_forged_sorted_cursors_are_invalid(self, listing: dict[str, Any]) -> None:
+        cursor = encode_text("s2:" + json.dumps(listing))
+        sort = SessionSort(listing["s"]) if listing["s"] in set(SessionSort) else None
+        with pytest.raises(InvalidCursor) as caught:
+            decode_page_cursor(cursor, sort, SortOrder.asc, None)
+        assert caught.value.code == "invalid_cursor"

@@ -70,15 +70,52 @@ def test_asks_for_a_key_then_lists_only_the_tenants_sessions(page: Any, server: 
     listed = rows.evaluate_all("rows => rows.map(r => r.dataset.session)")
     assert sorted(listed) == sorted([DEMO, *OTHERS])  # never beta's session
     page.get_by_label("Sort by").select_option("messages")
+    listed_as(page, "messages|")
     counts = rows.evaluate_all("rows => rows.map(r => Number(r.cells[2].innerText))")
     assert counts == sorted(counts, reverse=True)
     page.get_by_label("Search by id").fill("nothing-like-this")
+    listed_as(page, "messages|nothing-like-this")
     assert rows.count() == 0
     page.get_by_label("Search by id").fill("demo")
+    listed_as(page, "messages|demo")
     assert rows.count() == 1
     page.get_by_role("link", name=DEMO).click()
     page.locator("#session-title").wait_for()
     assert page.locator("#session-title").inner_text() == DEMO
+
+
+def listed_as(page: Any, listing: str) -> None:
+    """Wait until the list shows the server's answer for `sort|search`."""
+    page.locator(f'table.sessions[aria-busy="false"][data-listing="{listing}"]').wait_for()
+
+
+def test_sorting_by_tokens_over_several_pages_is_the_apis_order(page: Any, server: Server) -> None:
+    expected: list[str] = []
+    cursor = None
+    while True:
+        params = {"sort": "total_tokens", "order": "desc", "limit": 1}
+        body = api(server, "/sessions", **(params | ({"cursor": cursor} if cursor else {})))
+        expected += [s["id"] for s in body["sessions"]]
+        if not (cursor := body["next_cursor"]):
+            break
+    assert len(expected) == 1 + len(OTHERS)
+    sign_in(page, server, fragment="?page_size=1")
+    page.get_by_role("heading", name="Sessions").wait_for()
+    page.get_by_label("Sort by").select_option("tokens")
+    listed_as(page, "tokens|")
+    rows = page.locator("table.sessions tbody tr")
+    assert rows.count() == 1  # one page of one
+    more = page.get_by_role("button", name="Load more")
+    for loaded in range(2, len(expected) + 1):
+        more.click()
+        page.locator(f"table.sessions tbody tr:nth-child({loaded})").wait_for()
+    listed_as(page, "tokens|")
+    page.locator("#load-more").wait_for(state="hidden")
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.session)") == expected
+    tokens = rows.evaluate_all(
+        "rows => rows.map(r => Number(r.cells[3].innerText.replace(/\\D/g, '')))"
+    )
+    assert tokens == sorted(tokens, reverse=True)
 
 
 def test_the_bar_and_every_status_match_the_api(page: Any, server: Server) -> None:

@@ -8,7 +8,14 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.schemas.common import ERROR_RESPONSES
-from app.schemas.sessions import SessionCreate, SessionPage, SessionRead, SessionUpdate
+from app.schemas.sessions import (
+    SessionCreate,
+    SessionPage,
+    SessionRead,
+    SessionSort,
+    SessionUpdate,
+    SortOrder,
+)
 from app.services.sessions import SessionService
 
 router = APIRouter(prefix="/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
@@ -41,9 +48,30 @@ async def list_sessions(
     sessions: SessionReader,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
+    sort: Annotated[
+        SessionSort | None,
+        Query(description="Default: creation order. Ties are broken by creation order."),
+    ] = None,
+    order: SortOrder = SortOrder.asc,
+    id_prefix: Annotated[
+        str | None,
+        Query(
+            pattern=r"^([A-Za-z0-9][A-Za-z0-9._:@-]{0,255})?$",
+            description="Only ids starting with this (case-sensitive).",
+        ),
+    ] = None,
 ) -> SessionPage:
-    """Sessions in creation order (oldest first); pass `next_cursor` back as `cursor`."""
-    return await sessions.page(limit=limit, cursor=cursor)
+    """Sessions in creation order (oldest first), or by `sort` in `order`; pass
+    `next_cursor` back as `cursor` with the same `sort`, `order` and `id_prefix` (another
+    listing's cursor is 422 `cursor_mismatch`).
+
+    Keyset pages: each session appears once while the sort values do not change; a
+    session whose value changes between two pages (an append bumps `updated_at`,
+    `message_count`, `total_tokens`) may move past the cursor or be met again.
+    """
+    return await sessions.page(
+        limit=limit, cursor=cursor, sort=sort, order=order, id_prefix=id_prefix
+    )
 
 
 @router.get("/{session_id}")

@@ -170,55 +170,93 @@ function confirmAction({ title, text, okLabel, extra }) {
 
 // ------------------------------------------------------------------- sessions list
 
-const listState = { sessions: [], cursor: null, done: false, query: "", sort: "activity" };
+// The list is sorted and searched by the server (GET /sessions?sort=&order=&id_prefix=),
+// one page at a time; "Load more" follows next_cursor of the same listing.
+const listState = { sessions: [], cursor: null, done: false, query: "", sort: "activity", generation: 0 };
 
 const SORTS = {
-  activity: (a, b) => b.updated_at.localeCompare(a.updated_at),
-  messages: (a, b) => b.message_count - a.message_count,
-  tokens: (a, b) => b.total_tokens - a.total_tokens,
-  version: (a, b) => (b.summary?.version || 0) - (a.summary?.version || 0),
+  activity: "updated_at",
+  messages: "message_count",
+  tokens: "total_tokens",
+  version: "summary_version",
 };
 
+// Ids are letters, digits and . _ : @ - (SessionCreate); anything else matches no session.
+const ID_PREFIX = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$/;
+
+function pageSize() {
+  const asked = Number(new URLSearchParams(location.search).get("page_size"));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 200 ? asked : PAGE;
+}
+
 async function loadMoreSessions() {
-  const page = await api("/sessions", { params: { limit: PAGE, cursor: listState.cursor } });
+  const generation = listState.generation;
+  if (listState.query && !ID_PREFIX.test(listState.query)) {
+    listState.done = true;
+    return;
+  }
+  const page = await api("/sessions", {
+    params: {
+      limit: pageSize(),
+      cursor: listState.cursor,
+      sort: SORTS[listState.sort],
+      order: "desc",
+      id_prefix: listState.query,
+    },
+  });
+  if (generation !== listState.generation) return; // the sort or search changed meanwhile
   listState.sessions.push(...page.sessions);
   listState.cursor = page.next_cursor;
   listState.done = !page.next_cursor;
 }
 
-async function renderList() {
+function resetList() {
+  listState.generation += 1;
   listState.sessions = [];
   listState.cursor = null;
   listState.done = false;
+}
+
+async function renderList() {
+  resetList();
   await loadMoreSessions();
   updateWho();
 
   const tbody = h("tbody");
   const count = h("p", { class: "muted", role: "status", id: "list-count" });
+  let table;
+  async function load(fresh) {
+    const generation = fresh ? (resetList(), listState.generation) : listState.generation;
+    table.setAttribute("aria-busy", "true");
+    more.disabled = true;
+    try {
+      await loadMoreSessions();
+    } catch (err) {
+      renderError(err);
+      return;
+    }
+    if (generation !== listState.generation) return;
+    more.disabled = false;
+    fill();
+  }
   const more = h("button", {
     type: "button",
     id: "load-more",
     text: "Load more",
-    onclick: async () => {
-      more.disabled = true;
-      try {
-        await loadMoreSessions();
-      } catch (err) {
-        renderError(err);
-        return;
-      }
-      more.disabled = false;
-      fill();
-    },
+    onclick: () => load(false),
   });
+  let typing = null;
   const search = h("input", {
     id: "search",
     type: "search",
-    placeholder: "session id",
+    placeholder: "id starts with…",
     value: listState.query,
     oninput: () => {
-      listState.query = search.value.trim();
-      fill();
+      clearTimeout(typing);
+      typing = setTimeout(() => {
+        listState.query = search.value.trim();
+        load(true);
+      }, 200);
     },
   });
   const sort = h(
@@ -227,7 +265,7 @@ async function renderList() {
       id: "sort",
       onchange: () => {
         listState.sort = sort.value;
-        fill();
+        load(true);
       },
     },
     h("option", { value: "activity", text: "Last activity" }),
@@ -238,10 +276,7 @@ async function renderList() {
   sort.value = listState.sort;
 
   function fill() {
-    const q = listState.query.toLowerCase();
-    const rows = listState.sessions
-      .filter((s) => !q || s.id.toLowerCase().includes(q))
-      .sort(SORTS[listState.sort]);
+    const rows = listState.sessions;
     tbody.replaceChildren(
       ...rows.map((s) =>
         h(
@@ -257,13 +292,16 @@ async function renderList() {
       ),
     );
     count.textContent =
-      `${rows.length} of ${listState.sessions.length} loaded session` +
-      (listState.sessions.length === 1 ? "" : "s") +
-      (listState.done ? "" : " (more on the server)");
+      `${rows.length} session` +
+      (rows.length === 1 ? "" : "s") +
+      (listState.query ? ` with an id starting with “${listState.query}”` : "") +
+      (listState.done ? "" : " loaded (more on the server)");
     more.hidden = listState.done;
+    table.dataset.listing = `${listState.sort}|${listState.query}`;
+    table.setAttribute("aria-busy", "false");
   }
 
-  const table = h(
+  table = h(
     "table",
     { class: "sessions", "aria-describedby": "list-count" },
     h(
@@ -283,7 +321,7 @@ async function renderList() {
     tbody,
   );
   fill();
-  const empty = listState.sessions.length
+  const empty = listState.sessions.length || listState.query
     ? null
     : notice("info", "No sessions yet", "Create one with POST /sessions, or seed a demo: foldwise demo.");
   show(
