@@ -211,7 +211,8 @@ class TestSortedListing:
         for i in range(3):
             await create_session(client, id=f"d{i}")
         page = (await client.get("/sessions", params={"limit": 1})).json()
-        assert decode_cursor(page["next_cursor"]) > 0  # the cursor format clients already hold
+        # The cursor format clients already hold.
+        assert decode_cursor(CURSOR_KIND, page["next_cursor"]) > 0
         explicit = (await client.get("/sessions", params={"limit": 1, "order": "asc"})).json()
         assert explicit == page
 
