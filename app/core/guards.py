@@ -22,7 +22,7 @@ log = get_logger("foldwise.guards")
 
 async def send_error(send: Send, status: int, envelope: dict[str, Any], **headers: str) -> None:
     """Send a JSON error envelope as a complete ASGI response (headers: `retry_after=…`)."""
-    body = json.dumps(envelope).encode()
+    body = json.dumps(envelope, separators=(",", ":")).encode()  # as every other envelope
     raw: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -10,7 +10,7 @@ from app.schemas.door import Json, MessageJson, Text
 
 
 class CountTokensRequest(BaseModel):
-    """Exactly one of `text` or `messages`; `tools` may accompany `messages`."""
+    """`text`, or `messages` and/or `tools` (counted as the context's `usage` counts them)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -21,8 +21,9 @@ class CountTokensRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_input(self) -> Self:
-        if (self.text is None) == (self.messages is None):
-            raise ValueError("give exactly one of 'text' or 'messages'")
+        structured = self.messages is not None or self.tools is not None
+        if (self.text is None) != structured:
+            raise ValueError("give either 'text', or 'messages' and/or 'tools'")
         return self
 
 

@@ -50,11 +50,17 @@ class TestCountTokens:
             await client.post("/count-tokens", json={"messages": [user("x")], "tools": [tool]})
         ).json()
         assert with_tools["tokens"] > bare["tokens"]
+        alone = (await client.post("/count-tokens", json={"tools": [tool]})).json()
+        assert alone["tokens"] == with_tools["tokens"] - bare["tokens"]
 
     async def test_needs_exactly_one_input(self, client: httpx.AsyncClient) -> None:
         assert_error(await client.post("/count-tokens", json={}), 422, "validation_error")
         both = {"text": "a", "messages": [user("b")]}
         assert_error(await client.post("/count-tokens", json=both), 422, "validation_error")
+        text_and_tools = {"text": "a", "tools": [{"name": "t", "input_schema": {}}]}
+        assert_error(
+            await client.post("/count-tokens", json=text_and_tools), 422, "validation_error"
+        )
 
     async def test_bad_message_and_unknown_model(self, client: httpx.AsyncClient) -> None:
         bad = {"messages": [{"role": "user"}]}
