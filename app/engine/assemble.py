@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.core.context_settings import ContextSettings
 from app.core.errors import BudgetTooSmall
 from app.engine.budget import (
     MESSAGE_OVERHEAD_TOKENS,
-    ContextSettings,
     Usage,
     calibrated,
     compute_budget,

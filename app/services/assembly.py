@@ -7,6 +7,7 @@ are dropped. `pruned` and `dropped` name posted messages by their index.
 
 from __future__ import annotations
 
+from app.core.context_settings import SETTINGS_KEYS, resolve_settings
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, ExplainEntry, assemble
 from app.engine.budget import Usage
@@ -23,7 +24,6 @@ from app.schemas.context import (
 )
 from app.services.calibration import calibration_read
 from app.services.context import Served
-from app.services.context_settings import resolve_settings
 from app.services.summarization import to_messages
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
@@ -60,8 +60,8 @@ def assemble_posted(
     counter = counter_for(info)
     messages = to_messages(body.messages, counter)
     tools = validate_tools(body.tools) if body.tools is not None else None
-    overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
-    context_settings, _strategy = resolve_settings(settings, None, overrides)
+    overrides = body.model_dump(include=set(SETTINGS_KEYS), exclude_none=True)
+    context_settings = resolve_settings(settings, overrides)
     result = assemble(
         AssemblyInput(
             messages=tuple(messages),
