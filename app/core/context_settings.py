@@ -55,9 +55,9 @@ def _optional_fields() -> dict[str, Any]:
     """Each key of ContextSettings as `T | None = None`, its bounds kept on T."""
     fields: dict[str, Any] = {}
     for name, info in ContextSettings.model_fields.items():
-        kind = info.annotation
+        kind: Any = info.annotation
         if info.metadata:
-            kind = Annotated[(kind, *info.metadata)]  # type: ignore[valid-type]
+            kind = Annotated[(kind, *info.metadata)]
         fields[name] = (Optional[kind], None)  # noqa: UP045 (a runtime type expression)
     return fields
 

@@ -5,8 +5,8 @@ docs/reference.md §Assembly, the tiers `assemble` applies in order:
 1. Everything after the summary (or the clear marker) fits → sent verbatim, no summarizer call.
 2. Doesn't fit → prune bulky content of older messages (tool results, file bodies) to a marked
    excerpt; the last `keep_recent` messages and the pinned first message stay untouched. With
-   hysteresis (down to `prune_target × budget`, see fit.prune), so the next turns only append;
-   a prune that cannot reach `fold_target × budget` makes way for a fold.
+   hysteresis (down to `prune_target × budget`, see prune.prune_history), so the next turns
+   only append; a prune that cannot reach `fold_target × budget` makes way for a fold.
 3. Still doesn't fit → fold the oldest unsummarized units into the summary, down to
    `fold_target × budget` (hysteresis); with `summarize=never` the oldest units are dropped.
 4. A single message larger than what is left is truncated with a visible marker. The result is

@@ -150,7 +150,7 @@ class ContextAssembler:
             previous = snapshot.last_served.get(model)
             anchor = previous_anchor(previous, snapshot.summary_version)
             if anchor is None and snapshot.summary_text and snapshot.messages:
-                # The first context after a fold: its newest seq anchors the pruning (fit.py).
+                # The first context after a fold: its newest seq anchors the pruning (prune.py).
                 anchor = max(m.seq for m in snapshot.messages)
             # CPU work (counting, pruning, truncating) runs in a thread, never on the event
             # loop: a heavy context must not stall /healthz and every other request.
