@@ -29,7 +29,6 @@ from app.services.context import ContextAssembler, ContextOptions
 from app.services.folding import SummarizerFactory
 from app.services.served_cache import ServedContextCache, serve_context
 from app.services.summaries import clear_session, summarize_session, summary_history
-from app.summarizers.factory import open_summarizer
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
@@ -38,10 +37,10 @@ async def get_assembler(
     request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
 ) -> ContextAssembler:
     """Works on `app.state.sessionmaker` in short units of work of its own (never the request
-    transaction: a fold must not hold a connection across the summarizer call).
-    `app.state.summarizer_factory`, when set, replaces the real summarizers (tests)."""
+    transaction: a fold must not hold a connection across the summarizer call), with the
+    summarizer factory given to `create_app`."""
     state = request.app.state
-    factory = cast(SummarizerFactory, getattr(state, "summarizer_factory", open_summarizer))
+    factory = cast(SummarizerFactory, state.summarizer_factory)
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
     return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
 
