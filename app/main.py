@@ -16,7 +16,17 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.api.routes import context, health, messages, sessions, summarize, tokens
+from app.api.routes import (
+    assemble_context,
+    calibration,
+    context,
+    health,
+    messages,
+    sessions,
+    summaries,
+    summarize,
+    tokens,
+)
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
 from app.core.guards import RequestGuardMiddleware
@@ -192,7 +202,8 @@ def create_app(
     app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
     app.add_middleware(MetricsMiddleware)
 
-    for module in (health, sessions, messages, tokens, context, summarize):
+    features = (health, sessions, messages, tokens, context, assemble_context, summaries)
+    for module in (*features, calibration, summarize):
         app.include_router(module.router)
     mount_inspector(app)
     return app

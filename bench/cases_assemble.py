@@ -33,8 +33,8 @@ from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import ContextSettings
 from app.engine.types import Message
-from app.schemas.context import AssembleRequest
-from app.services.assembly import assemble_posted
+from app.schemas.assemble_context import AssembleRequest
+from app.services.assemble_context import assemble_posted
 from app.services.summarization import to_messages
 from app.tokens.counter import counter_for
 from app.tokens.encodings import get_encoding
