@@ -24,7 +24,7 @@ from app.api.routes import (
     messages,
     sessions,
     summaries,
-    summarize,
+    summarize_context,
     tokens,
 )
 from app.core.db import create_engine, create_sessionmaker
@@ -35,7 +35,7 @@ from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
-from app.services.folding import SummarizerFactory
+from app.services.folds import SummarizerFactory
 from app.services.served_cache import ServedContextCache
 from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
@@ -203,7 +203,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware)
 
     features = (health, sessions, messages, tokens, context, assemble_context, summaries)
-    for module in (*features, calibration, summarize):
+    for module in (*features, calibration, summarize_context):
         app.include_router(module.router)
     mount_inspector(app)
     return app

@@ -21,7 +21,7 @@ from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
 from app.schemas.sessions import SESSION_ID_PATTERN
 from app.services.context import ContextAssembler
-from app.services.folding import SummarizerFactory
+from app.services.folds import SummarizerFactory
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)

@@ -13,8 +13,8 @@ from app.engine.assemble import AssemblyInput, assemble
 from app.engine.shapes import validate_tools
 from app.schemas.assemble_context import AssembleRequest, AssembleResponse
 from app.schemas.calibration import CalibrationRead
-from app.services.assembly import explain_items, usage_block
-from app.services.summarization import to_messages
+from app.services.context_response import explain_items, usage_block
+from app.services.summarize_context import to_messages
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
 
