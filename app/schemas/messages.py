@@ -67,3 +67,12 @@ class MessageRead(BaseModel):
 class MessagePage(BaseModel):
     messages: list[MessageRead]
     next_after_seq: int | None
+
+
+class RemovedMessage(MessageRead):
+    """DELETE …/messages/last: the message removed, as stored, and as Responses items."""
+
+    items: list[dict[str, Any]] = Field(
+        description="The message rendered as OpenAI Responses input items (format "
+        "openai_responses): what an Agents SDK Session's pop_item returns."
+    )

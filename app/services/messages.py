@@ -15,16 +15,31 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import InvalidMessage, UnknownModel
+from app.core.errors import (
+    FoldInProgress,
+    InvalidMessage,
+    MessageCleared,
+    MessageSummarized,
+    NoMessages,
+    UnknownModel,
+)
 from app.core.metrics import MESSAGES_APPENDED
 from app.core.settings import Settings
 from app.engine.items import Posted, normalize_posted, refuse_unmatched, unmatched_outputs
+from app.engine.render import render
 from app.engine.shapes import NormalizedMessage
+from app.engine.types import Message as EngineMessage
 from app.models import Message, Session
 from app.models.base import utcnow
 from app.models.message import new_id
 from app.repositories import MessageRepository, SessionRepository
-from app.schemas.messages import AppendedMessage, AppendResult, MessagePage, MessageRead
+from app.schemas.messages import (
+    AppendedMessage,
+    AppendResult,
+    MessagePage,
+    MessageRead,
+    RemovedMessage,
+)
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
 
@@ -175,3 +190,49 @@ class MessageService:
         rows = rows[:limit]
         next_after_seq = rows[-1].seq if has_more and rows else None
         return MessagePage(messages=[message_read(r) for r in rows], next_after_seq=next_after_seq)
+
+    async def remove_newest(self, session_id: str) -> RemovedMessage:
+        """Delete the session's newest message (an explicit user action: summarization never
+        deletes). Refused when the summary or the clear marker already covers it, or while a
+        fold runs (its summary could cover the message)."""
+        session = await self.sessions.get_or_raise(session_id)
+        await self.sessions.lock_for_append(session)
+        await self.sessions.db.refresh(session)  # the state under the lock
+        row = await self.messages.newest(session.pk)
+        if row is None:
+            raise NoMessages(f"session {session_id!r} has no messages", {"session_id": session_id})
+        details = {"session_id": session_id, "id": row.id, "seq": row.seq}
+        if row.seq <= session.cleared_through_seq:
+            raise MessageCleared("the newest message is before the clear marker", details)
+        if row.seq <= session.summary_through_seq:
+            raise MessageSummarized("the newest message is folded into the summary", details)
+        until = session.fold_lease_until
+        if session.fold_lease_owner and until is not None and until > utcnow():
+            raise FoldInProgress("a fold of this session is running; retry", details)
+        removed = RemovedMessage(**message_read(row).model_dump(), items=_as_items(row))
+        await self.messages.remove(row)
+        await self.sessions.remove_newest(session, row.token_count)
+        return removed
+
+
+def _as_items(row: Message) -> list[dict[str, Any]]:
+    """One stored message as Responses input items (no summary, no system prompt)."""
+    message = EngineMessage(
+        id=row.id,
+        seq=row.seq,
+        role=row.role,  # type: ignore[arg-type]  # stored roles are validated Roles
+        content=row.content,
+        tokens=row.token_count,
+        name=row.name,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+    )
+    rendered = render(
+        [message],
+        "openai_responses",
+        system_prompt=None,
+        summary=None,
+        placement="system",
+        tools=None,
+    )
+    return rendered.messages

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.settings import Settings
-from app.engine.items import normalize_posted
+from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.types import Message
 from app.summarizers.base import SummaryCache, SummaryRequest
 from app.summarizers.factory import open_summarizer, strategy_used
@@ -25,7 +25,9 @@ def to_messages(
     """Validate (InvalidMessage → 422) and number posted messages as a stateless route does.
     A message's id is the index of its first posted entry (Responses items are grouped)."""
     messages = []
-    for position, posted in enumerate(normalize_posted(raw_messages)):
+    entries = normalize_posted(raw_messages)
+    refuse_unmatched(raw_messages, unmatched_outputs(entries))  # no session to look in
+    for position, posted in enumerate(entries):
         normalized = posted.message
         messages.append(
             Message(
