@@ -45,6 +45,8 @@ REASONING = "reasoning"
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING})
 TEXT_PARTS = frozenset({"input_text", "output_text"})
 PART_TYPES = TEXT_PARTS | {"input_image", "refusal"}
+# The easy form: nothing but these keys (a Chat message with `tool_calls` stays one).
+EASY_KEYS = frozenset({"role", "content", "client_id", "metadata"})
 ITEM_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 # Keys an item's stored form carries; any other key of the item is kept as extra.
 _USED_KEYS: dict[str, frozenset[str]] = {
@@ -71,7 +73,8 @@ def item_type(raw: Any) -> str | None:
     if kind in ITEM_TYPES or (kind is not None and "role" not in raw):
         return str(kind) if isinstance(kind, str) else repr(kind)
     content = raw.get("content")
-    parts = content if kind is None and "role" in raw and isinstance(content, list) else ()
+    easy_keys = kind is None and "role" in raw and set(raw) <= EASY_KEYS
+    parts = content if easy_keys and isinstance(content, list) else ()
     easy = any(isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in parts)
     return "message" if easy else None
 
