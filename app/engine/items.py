@@ -15,7 +15,9 @@ not take), or the "easy" form `{"role", "content": [input_text / output_text par
 - a `user` / `system` / `developer` message → a user / system message (text parts → `text`
   blocks, `input_image` → an `image_url` part).
 Everything else of the post goes through `shapes.normalize_message` unchanged. Item keys the
-stored form does not use (`id`, `status`, …) are kept in `metadata["extra"]["items"]`.
+stored form does not use (`id`, `status`, …) are kept in `metadata["extra"]["items"]`, with
+where the item went (`call_id`, or `block`: its first text block), so `format=
+openai_responses` sends an item's `id` and `status` back with it.
 """
 
 from __future__ import annotations
@@ -295,14 +297,16 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
         client_id, own = _own(item, index)
         client_ids += [client_id] if client_id else []
         metadata.update(own)
+        extra = _extras(item, str(kind), index)
         if kind == REASONING:
             blocks.append(_reasoning(item, index))
         elif kind == "function_call":
             calls.append(_call(item, index))
+            extra = extra and {**extra, "call_id": calls[-1]["id"]}
         else:
             content = _parts(item.get("content"), index, allowed=TEXT_PARTS | {"refusal"})
+            extra = extra and {**extra, "block": len(blocks)}  # where its text starts
             blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
-        extra = _extras(item, str(kind), index)
         extras += [extra] if extra else []
     last = indexes[-1]
     if item_type(raw[last]) == REASONING:
