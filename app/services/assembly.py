@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.context_settings import SETTINGS_KEYS, resolve_settings
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, ExplainEntry, assemble
 from app.engine.budget import Usage
@@ -25,7 +26,6 @@ from app.schemas.context import (
 )
 from app.services.calibration import calibration_read
 from app.services.context import Served
-from app.services.context_settings import resolve_settings
 from app.services.summarization import to_messages
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
@@ -63,8 +63,8 @@ def assemble_posted(
     messages = to_messages(body.messages, counter)
     starts = [int(m.id) for m in messages]
     tools = validate_tools(body.tools) if body.tools is not None else None
-    overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
-    context_settings, _strategy = resolve_settings(settings, None, overrides)
+    overrides = body.model_dump(include=set(SETTINGS_KEYS), exclude_none=True)
+    context_settings = resolve_settings(settings, overrides)
     result = assemble(
         AssemblyInput(
             messages=tuple(messages),
