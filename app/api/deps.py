@@ -20,6 +20,8 @@ from app.core.errors import SessionNotFound
 from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
 from app.schemas.sessions import SESSION_ID_PATTERN
+from app.services.context import ContextAssembler
+from app.services.folds import SummarizerFactory
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
@@ -94,3 +96,18 @@ def service(
         return cls(db, tenant, settings, registry)
 
     return build
+
+
+async def get_assembler(
+    request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> ContextAssembler:
+    """Works on `app.state.sessionmaker` in short units of work of its own (never the request
+    transaction: a fold must not hold a connection across the summarizer call), with the
+    summarizer factory given to `create_app`."""
+    state = request.app.state
+    factory = cast(SummarizerFactory, state.summarizer_factory)
+    sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
+    return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
+
+
+Assembler = Annotated[ContextAssembler, Depends(get_assembler)]

@@ -41,7 +41,7 @@ from app.repositories.context import (
     session_version,
 )
 from app.schemas.common import SummaryState
-from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
+from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
     compare,
