@@ -15,7 +15,7 @@ these is `estimated_tokens`, and `total_tokens = ceil(estimated × ratio)` is he
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,6 +39,7 @@ from app.engine.render import (
     SYNTHETIC,
     SYNTHETIC_SUMMARY,
     SYNTHETIC_SUMMARY_ACK,
+    Format,
     Rendered,
     as_user_note,
     render,
@@ -278,7 +279,7 @@ def _result(
         usage=usage,
         explain=explain,
         warnings=tuple(state.warnings),
-        messages_included=len(rendered.messages),
+        messages_included=_included(rendered.sources, request.format),
         messages_total=len(request.messages),
         fold_plan=plan,
         pruned=tuple(e.id for e in explain if e.status == "pruned"),
@@ -289,6 +290,12 @@ def _result(
         breakpoints=placed,
         sources=tuple(rendered.sources),
     )
+
+
+def _included(sources: Sequence[str], fmt: Format) -> int:
+    """Output messages; for openai_responses (several items per stored message) the stored
+    and synthetic messages they come from."""
+    return len(dict.fromkeys(sources)) if fmt == "openai_responses" else len(sources)
 
 
 def _explain(
