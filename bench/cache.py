@@ -1,27 +1,20 @@
 """Prompt-cache bench: a long agent session driven turn by turn, Foldwise vs LangChain.
 
-`python -m bench.cache` (also a section of `make bench`). The session of bench/agent_session.py
-is appended message by message to a Foldwise session (in process, SQLite, through
-httpx.ASGITransport); before each generation (after every user or tool-result message) the
-client GETs the context at `BUDGET` tokens in `anthropic` format. LangChain's
-`trim_messages` (strategy "last", start on a human message, system kept: the form its docs
-recommend for chat history) trims the same history to the same budget.
-
-Over the turns after the first fold or trim, for each side: the share of turns whose request
-starts with the whole previous request, the share of input tokens that could be read from
-the provider's cache (the prefix shared with the previous request), the number of folds,
-and the cache-weighted input cost — uncached tokens written to cache at 1.25×, cached ones
-read at 0.1× (Anthropic's prices) — as a ratio to LangChain's. Requests are compared with
-the `cache_control` markers removed and string contents as one text block (markers move
-with the newest message; neither changes what the provider caches). Tokens are Foldwise's
-counts of each message as sent.
+`python -m bench.cache` (also part of `make bench`). A session from tests/transcripts.py is
+appended message by message to a Foldwise session (in process, SQLite, httpx's ASGI
+transport); before each generation the client GETs the context at the budget, `anthropic`
+format. LangChain's `trim_messages` (strategy "last", start on a human message, system kept)
+trims the same history to the same budget. Over the turns after the first fold or trim: the
+share of turns whose request starts with the whole previous one, the share of input tokens
+the provider could read from its cache, the folds, and the cache-weighted input cost
+(uncached tokens written at 1.25×, cached read at 0.1×) as a ratio to LangChain's. Requests
+are compared without `cache_control` markers and with string contents as one text block.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,20 +37,21 @@ from app.engine.cache import unmarked
 from app.main import create_app
 from app.tokens.counter import counter_for
 from app.tokens.registry import load_registry
-from bench.agent_session import agent_session
-from bench.cases_assemble import langchain_counter
+from bench import doc
+from bench.inprocess import langchain_counter
+from tests.transcripts import agent_session
 
 MODEL = "claude-sonnet-4-5"
 # The issue's budget, where the session is ~18× the budget, and a roomier one (~7×): a fold
 # can only free what the budget holds, so the share of breaks falls as the budget grows.
 BUDGETS = (12_000, 32_000)
 MESSAGES = 520
+STEPS = 11  # tool steps per user turn
 SYSTEM_PROMPT = (
     "You are a careful coding agent working in a Python repository. Read before you edit, "
     "run the tests after every change, and explain each step in one sentence. "
 ) * 4
 CACHE_WRITE, CACHE_READ = 1.25, 0.10
-SECTION = "## Prompt cache: a long agent session turn by turn"
 
 Request = list[str]  # the system text, then each message as canonical JSON
 
@@ -219,7 +213,7 @@ def _drive_langchain(raw: list[dict[str, Any]], meter: Meter, budget: int) -> No
 
 
 def run_cache(budget: int) -> CacheResult:
-    raw = agent_session(MESSAGES)
+    raw = agent_session(MESSAGES, steps=STEPS, seed=8)
     counter = counter_for(load_registry(Settings(_env_file=None)).get(MODEL))
     tokens: dict[str, int] = {}
 
@@ -240,67 +234,35 @@ def run_cache(budget: int) -> CacheResult:
 
 
 def section(results: Sequence[CacheResult]) -> str:
-    """The docs/benchmarks.md section, between its markers."""
-    rows = []
-    for result in results:
-        base = result.langchain.cost or 1.0
-        rows += [
-            f"| {result.budget:,} | {s.name} | {s.turns} | {s.prefix_share:.1%} "
-            f"| {s.cached_share:.1%} | {s.folds} | {s.cost / base:.2f}× |"
-            for s in (result.foldwise, result.langchain)
-        ]
-    reasons = "; ".join(
-        f"{r.budget:,}: " + ", ".join(f"{k} {v}" for k, v in sorted(r.reasons.items()))
-        for r in results
-    )
-    growth = ", ".join(f"{r.turn_tokens / r.budget:.1%} of {r.budget:,}" for r in results)
-    return "\n".join(
+    rows = [
         [
-            SECTION,
-            "",
-            f"`python -m bench.cache` (part of `make bench`): a generated agent session of "
-            f"{results[0].messages} messages (bench/agent_session.py: file reads, test runs, "
-            "greps, writes; ≈ 500 tokens per step), a context requested before every "
-            "generation, `format=anthropic`, default settings; LangChain `trim_messages` "
-            "(strategy last, start on human, system kept) on the same history and budget. "
-            "Over the turns after the first fold or trim:",
-            "",
-            "| budget | side | turns | request starts with the previous one "
-            "| input tokens cacheable | folds | cache-weighted input cost |",
-            "|---:|---|---:|---:|---:|---:|---:|",
-            *rows,
-            "",
-            "Targets: ≥ 95% of turns, ≥ 90% of tokens, cost ≤ 0.6× LangChain's. Cost: uncached "
-            "input written to cache at 1.25×, cached input read at 0.1×, as a ratio to "
-            f"LangChain's at the same budget. Foldwise `usage.cache.reason`: {reasons}.",
-            "",
-            f"A turn appends ≈ {results[0].turn_tokens:,.0f} tokens ({growth}). A fold can "
-            "free at most what the budget holds beyond the system prompt, the summary and the "
-            "last `keep_recent` messages (≈ 3–4k tokens here), so at 12,000 about one turn in "
-            "a dozen must break the prefix whatever the policy: the targets are out of reach "
-            "for this session at that budget, where Foldwise matches LangChain.",
+            f"{r.budget:,}",
+            s.name,
+            s.turns,
+            f"{s.prefix_share:.1%}",
+            f"{s.cached_share:.1%}",
+            s.folds,
+            f"{s.cost / (r.langchain.cost or 1.0):.2f}×",
         ]
+        for r in results
+        for s in (r.foldwise, r.langchain)
+    ]
+    header = ["budget", "side", "turns", "request starts with the previous one"]
+    header += ["input tokens cacheable", "folds", "cache-weighted input cost"]
+    return doc.render(
+        "cache.md.tmpl",
+        messages=results[0].messages,
+        table=doc.table(header, rows, "rlrrrrr"),
+        reasons="; ".join(
+            f"{r.budget:,}: " + ", ".join(f"{k} {v}" for k, v in sorted(r.reasons.items()))
+            for r in results
+        ),
+        turn_tokens=f"{results[0].turn_tokens:,.0f}",
+        growth=", ".join(f"{r.turn_tokens / r.budget:.1%} of {r.budget:,}" for r in results),
     )
-
-
-def update_doc(path: Path, text: str) -> None:
-    """Replace this section of `path` (append it when absent); the others stay."""
-    current = path.read_text("utf-8") if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    section = text.rstrip() + "\n\n"
-    if pattern.search(current):
-        current = pattern.sub(lambda _match: section, current)
-    else:
-        current = current.rstrip() + "\n\n" + section
-    path.write_text(current.rstrip() + "\n", "utf-8")
-
-
-def main() -> int:
-    text = section([run_cache(budget) for budget in BUDGETS])
-    print(text)
-    update_doc(Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md", text)
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    text = section([run_cache(budget) for budget in BUDGETS])
+    print(text)
+    doc.write(text)

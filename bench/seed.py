@@ -1,28 +1,18 @@
-"""Seed big, already-folded sessions straight into the database, in seconds.
+"""Seed big, already-folded sessions straight into the database, in bulk (not over HTTP).
 
-Going through the API costs 100 HTTP round trips and ~100k token counts per 100k
-messages; the read benchmark needs the stored state, not the path that wrote it. So:
-
-1. A pool of `POOL_TURNS` distinct turns is generated once, normalized and counted exactly
-   as `MessageService.append` does (same `normalize_message`, same counter,
-   `count_message`), and serialized once with SQLAlchemy's own bind processors
-   for the target dialect (so JSON and timestamps are stored the way the app stores them).
-2. A session of N messages cycles through the pool: each row gets a fresh id, its seq, and
-   its own tool-call id (the counter does not count call ids, so the stored count stays exact).
-3. Rows go in through the driver's bulk path inside the app's engine and transaction —
-   `executemany` on SQLite, binary `COPY` on PostgreSQL — which is ~20× faster than ORM
-   inserts (measured: 100k ORM rows took ~50 s on SQLite; this path takes ~2 s).
-
-The session then looks as if it had been folded once: a summary covers everything but the
-newest `TAIL_MESSAGES` (whole turns, so no tool call is separated from its result), with
-its summaries-history row.
+A pool of 500 distinct turns (tests/transcripts.py) is normalized and counted once exactly
+as the append path does, and serialized once with SQLAlchemy's bind processors for the
+dialect. A session of N messages cycles through the pool (each row its own id, seq and call
+id) and goes in through the driver's bulk path in chunks: `executemany` on SQLite, binary
+`COPY` on PostgreSQL. A summary then covers all but the newest `TAIL_MESSAGES` (whole turns),
+as after a real fold, with its summaries-history row.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,18 +27,17 @@ from app.models import Message, Session, Summary
 from app.models.base import utcnow
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import load_registry
-from bench.conversation import TURN_LENGTH, summary_text, transcript
+from tests.transcripts import agent_session, summary_text
 
 MODEL = "claude-sonnet-4-5"
 SYSTEM_PROMPT = "You are a careful coding agent. Keep answers short and cite file paths."
-# 10 turns stay verbatim after the fold: ~4.5k tokens, well under the default budget, so
+TURN_LENGTH = 4  # agent_session(steps=1): request, call, result, report
+# 10 turns stay verbatim after the fold (~6k tokens, well under the default budget), so
 # reading the context never folds again and every request measures the same work.
 TAIL_MESSAGES = 10 * TURN_LENGTH
-# 500 distinct turns (2,000 messages): the newest 10 turns never repeat a call id or text.
 POOL_TURNS = 500
-INSERT_BATCH = 10_000
+CHUNK = 20_000
 MESSAGES = Message.__table__
-MESSAGES_TABLE = Message.__tablename__
 COLUMNS = [column.name for column in MESSAGES.columns]
 
 
@@ -103,13 +92,8 @@ def _bind(rows: list[dict[str, Any]], dialect: Dialect) -> list[dict[str, Any]]:
     return bound
 
 
-def _call_id(turn: int) -> str:
-    # Same length for every turn, so substituting one for another is a plain replace.
-    return f"toolu_{turn:08d}"
-
-
-def _fast_ids(count: int, seed: int) -> list[str]:
-    """`count` random version-4 UUID strings (uuid.uuid4() costs ~2 µs each: 0.2 s per 100k)."""
+def _ids(count: int, seed: int) -> list[str]:
+    """`count` random version-4 UUID strings (uuid.uuid4() costs ~2 µs each)."""
     rng = random.Random(seed)
     ids = []
     for _ in range(count):
@@ -118,40 +102,40 @@ def _fast_ids(count: int, seed: int) -> list[str]:
     return ids
 
 
-def _records(
+def _chunks(
     pool: list[dict[str, Any]], session_pk: int, count: int
-) -> tuple[list[tuple[Any, ...]], list[str]]:
-    """Rows in COLUMNS order for seq 1..count; also returns their ids."""
-    id_at, session_at, seq_at = (COLUMNS.index(name) for name in ("id", "session_id", "seq"))
-    content_at = COLUMNS.index("content")
-    templates: list[list[Any]] = [[row.get(name) for name in COLUMNS] for row in pool]
-    # Only tool_use / tool_result bodies carry a call id; the others are copied as they are.
+) -> Iterator[tuple[list[tuple[Any, ...]], list[str]]]:
+    """Rows in COLUMNS order for seq 1..count, CHUNK at a time, with their ids."""
+    id_at, session_at, seq_at, content_at = (
+        COLUMNS.index(name) for name in ("id", "session_id", "seq", "content")
+    )
+    templates = [[row.get(name) for name in COLUMNS] for row in pool]
     with_call = [isinstance(row["content"], str) and "toolu_" in row["content"] for row in pool]
-    ids = _fast_ids(count, seed=session_pk)
-    records: list[tuple[Any, ...]] = []
-    pool_size = len(pool)
-    for index in range(count):
-        at = index % pool_size
-        values = templates[at].copy()
-        values[id_at], values[session_at], values[seq_at] = ids[index], session_pk, index + 1
-        turn, pool_turn = index // TURN_LENGTH, at // TURN_LENGTH
-        if with_call[at] and turn != pool_turn:
-            values[content_at] = values[content_at].replace(_call_id(pool_turn), _call_id(turn))
-        records.append(tuple(values))
-    return records, ids
+    for start in range(0, count, CHUNK):
+        ids = _ids(min(CHUNK, count - start), seed=session_pk * 1_000_003 + start)
+        records = []
+        for offset, row_id in enumerate(ids):
+            index = start + offset
+            at = index % len(pool)
+            values = templates[at].copy()
+            values[id_at], values[session_at], values[seq_at] = row_id, session_pk, index + 1
+            turn, pool_turn = index // TURN_LENGTH, at // TURN_LENGTH
+            if with_call[at] and turn != pool_turn:  # call ids have a fixed width
+                values[content_at] = values[content_at].replace(
+                    f"toolu_{pool_turn:08d}", f"toolu_{turn:08d}"
+                )
+            records.append(tuple(values))
+        yield records, ids
 
 
-async def _bulk_insert(connection: AsyncConnection, records: list[tuple[Any, ...]]) -> None:
-    raw = await connection.get_raw_connection()
-    driver: Any = raw.driver_connection
+async def _insert(connection: AsyncConnection, records: list[tuple[Any, ...]]) -> None:
+    driver: Any = (await connection.get_raw_connection()).driver_connection
     if connection.dialect.name == "postgresql":
-        await driver.copy_records_to_table(MESSAGES_TABLE, records=records, columns=COLUMNS)
+        await driver.copy_records_to_table(MESSAGES.name, records=records, columns=COLUMNS)
         return
-    placeholders = ", ".join("?" for _ in COLUMNS)
     names = ", ".join(f'"{name}"' for name in COLUMNS)
-    sql = f"INSERT INTO {MESSAGES_TABLE} ({names}) VALUES ({placeholders})"
-    for start in range(0, len(records), INSERT_BATCH):
-        await driver.executemany(sql, records[start : start + INSERT_BATCH])
+    marks = ", ".join("?" for _ in COLUMNS)
+    await driver.executemany(f"INSERT INTO {MESSAGES.name} ({names}) VALUES ({marks})", records)
 
 
 async def seed_folded_session(database_url: str, session_id: str, count: int) -> SeededSession:
@@ -163,7 +147,7 @@ async def seed_folded_session(database_url: str, session_id: str, count: int) ->
     summary = summary_text()
     summary_tokens = counter.count_text(summary)
     through_seq = count - TAIL_MESSAGES
-    pool_raw = transcript(min(count, POOL_TURNS * TURN_LENGTH))
+    pool_raw = agent_session(min(count, POOL_TURNS * TURN_LENGTH))
     engine = create_engine(database_url)
     try:
         async with engine.begin() as connection:
@@ -181,9 +165,12 @@ async def seed_folded_session(database_url: str, session_id: str, count: int) ->
                     .returning(Session.pk)
                 )
             ).scalar_one()
-            records, ids = _records(pool, session_pk, count)
-            await _bulk_insert(connection, records)
-            through_id = ids[through_seq - 1]
+            through_id = ""
+            for records, ids in _chunks(pool, session_pk, count):
+                await _insert(connection, records)
+                first_seq = records[0][COLUMNS.index("seq")]
+                if first_seq <= through_seq < first_seq + len(ids):
+                    through_id = ids[through_seq - first_seq]
             # The pinned first message is never folded: the summary covers seq 2..through.
             covered = through_seq - 1
             await connection.execute(
