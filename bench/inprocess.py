@@ -99,22 +99,27 @@ def langchain_counter() -> Callable[[BaseMessage], int]:
     return count_tokens
 
 
-def langchain_trim(raw: list[dict[str, Any]]) -> Callable[[], int]:
-    """A call of LangChain's trim on OpenAI-shaped `raw`; returns how many messages it kept."""
-    messages: list[BaseMessage] = []
+def to_langchain(raw: list[dict[str, Any]]) -> list[BaseMessage]:
+    """OpenAI-shaped messages as LangChain messages, one for one."""
+    out: list[BaseMessage] = []
     for item in raw:
         if item["role"] == "user":
-            messages.append(HumanMessage(content=item["content"]))
+            out.append(HumanMessage(content=item["content"]))
         elif item["role"] == "tool":
-            messages.append(ToolMessage(item["content"], tool_call_id=item["tool_call_id"]))
+            out.append(ToolMessage(item["content"], tool_call_id=item["tool_call_id"]))
         else:
             calls = [
                 {"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"])}
                 | {"id": c["id"]}
                 for c in item.get("tool_calls") or ()
             ]
-            messages.append(AIMessage(content=item["content"], tool_calls=calls))
-    counter = langchain_counter()
+            out.append(AIMessage(content=item["content"], tool_calls=calls))
+    return out
+
+
+def langchain_trim(raw: list[dict[str, Any]]) -> Callable[[], int]:
+    """A call of LangChain's trim on OpenAI-shaped `raw`; returns how many messages it kept."""
+    messages, counter = to_langchain(raw), langchain_counter()
     return lambda: len(lc_trim(messages, max_tokens=BUDGET, token_counter=counter, strategy="last"))
 
 

@@ -16,6 +16,7 @@ import cProfile
 import functools
 import importlib
 import pstats
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -29,6 +30,7 @@ from bench.seed import seed_folded_session
 from bench.servers import database, postgres_missing
 
 PATH, QUERY = "/sessions/bench-1000/context", b"format=anthropic"
+ROUNDS = 5
 # label → "module:attribute" of the function timed (the first part that exists is used).
 PARTS = {
     "dependencies": "fastapi.routing:solve_dependencies",
@@ -46,30 +48,28 @@ PARTS = {
 class Clock:
     def __init__(self) -> None:
         self.ms: defaultdict[str, float] = defaultdict(float)
-        self.installed: dict[str, bool] = {}
+        self.installed: set[str] = set()
 
     def wrap(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        if asyncio.iscoroutinefunction(function):
+        def add(started: float) -> None:
+            self.ms[label] += (time.perf_counter() - started) * 1000
 
-            @functools.wraps(function)
-            async def timed_async(*args: Any, **kwargs: Any) -> Any:
-                started = time.perf_counter()
-                try:
-                    return await function(*args, **kwargs)
-                finally:
-                    self.ms[label] += (time.perf_counter() - started) * 1000
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await function(*args, **kwargs)
+            finally:
+                add(started)
 
-            return timed_async
-
-        @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
-                self.ms[label] += (time.perf_counter() - started) * 1000
+                add(started)
 
-        return timed
+        is_async = asyncio.iscoroutinefunction(function)
+        return functools.wraps(function)(timed_async if is_async else timed)
 
     def install(self) -> None:
         """Wrap each part where it is defined and wherever it was imported by name."""
@@ -81,32 +81,21 @@ class Clock:
             except ImportError:
                 continue
             owner = getattr(owner, owner_name, None) if owner_name else owner
-            original = getattr(owner, name, None)
-            if original is None:
+            if (original := getattr(owner, name, None)) is None:
                 continue
             wrapped = self.wrap(label, original)
-            self.installed[label] = True
-            setattr(owner, name, wrapped)
-            for module in list(sys.modules.values()):
-                if getattr(module, name, None) is original:
-                    setattr(module, name, wrapped)
+            self.installed.add(label)
+            for holder in [owner, *sys.modules.values()]:
+                if getattr(holder, name, None) is original:
+                    setattr(holder, name, wrapped)
 
 
 async def _get(app: Any) -> None:
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": PATH,
-        "raw_path": PATH.encode(),
-        "query_string": QUERY,
-        "root_path": "",
-        "headers": [(b"host", b"bench")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 80),
-    }
+    """One GET straight through the ASGI interface."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+             "scheme": "http", "path": PATH, "raw_path": PATH.encode(), "query_string": QUERY,
+             "root_path": "", "headers": [(b"host", b"bench")], "client": ("127.0.0.1", 5000),
+             "server": ("127.0.0.1", 80)}  # fmt: skip
     status = []
 
     async def receive() -> dict[str, Any]:
@@ -121,17 +110,22 @@ async def _get(app: Any) -> None:
         raise RuntimeError(f"GET {PATH} answered {status}")
 
 
-async def _measure(url: str, cache_bytes: int, clock: Clock, requests: int) -> float:
-    """ms per request; the clock's totals cover the same requests."""
+async def _measure(url: str, cache_bytes: int, clock: Clock, requests: int) -> dict[str, float]:
+    """ms per request, in total and per part: medians over ROUNDS rounds (a neighbour's burst of
+    load lands in one round)."""
     app = create_app(Settings(_env_file=None, database_url=url, context_cache_bytes=cache_bytes))
+    rounds = []
     async with app.router.lifespan_context(app):
         for _ in range(20):
             await _get(app)
-        clock.ms.clear()
-        started = time.perf_counter()
-        for _ in range(requests):
-            await _get(app)
-        return (time.perf_counter() - started) * 1000 / requests
+        for _ in range(ROUNDS):
+            clock.ms.clear()
+            started = time.perf_counter()
+            for _ in range(requests // ROUNDS):
+                await _get(app)
+            clock.ms["total"] = (time.perf_counter() - started) * 1000
+            rounds.append({k: v * ROUNDS / requests for k, v in clock.ms.items()})
+    return {key: statistics.median(r.get(key, 0.0) for r in rounds) for key in rounds[0]}
 
 
 def profile(backend: str, clock: Clock, requests: int, top: int) -> dict[str, dict[str, float]]:
@@ -139,8 +133,7 @@ def profile(backend: str, clock: Clock, requests: int, top: int) -> dict[str, di
     with database(backend) as url:
         asyncio.run(seed_folded_session(url, "bench-1000", 1000))
         for name, cache_bytes in (("cache off", 0), ("cache on", 64 << 20)):
-            total = asyncio.run(_measure(url, cache_bytes, clock, requests))
-            out[name] = {"total": total, **{k: v / requests for k, v in clock.ms.items()}}
+            out[name] = asyncio.run(_measure(url, cache_bytes, clock, requests))
         if top:
             profiler = cProfile.Profile()
             profiler.runcall(asyncio.run, _measure(url, 0, clock, requests))
@@ -171,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     clock = Clock()
     clock.install()
-    missing = [label for label in PARTS if not clock.installed.get(label)]
+    missing = [label for label in PARTS if label not in clock.installed]
     backends = ["SQLite"] + ([] if postgres_missing() else ["PostgreSQL"])
     columns = {
         f"{backend}, {case}": breakdown(ms)
