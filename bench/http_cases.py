@@ -62,7 +62,7 @@ def check(port: int, size: int) -> dict[str, Any]:
 
 
 def latency(series: dict[str, tuple[int, str]]) -> dict[str, dict[str, float]]:
-    """One connection, requests back to back; p50 and p99 are medians of each round's."""
+    """One connection, requests back to back: each series' p50 and p99, round by round."""
     rounds: dict[str, list[wrk.Load]] = {name: [] for name in series}
     for index in range(LATENCY_ROUNDS + 1):  # the first round warms up
         for name, (port, path) in series.items():
@@ -71,8 +71,8 @@ def latency(series: dict[str, tuple[int, str]]) -> dict[str, dict[str, float]]:
                 rounds[name].append(load)
     return {
         name: {
-            "p50": statistics.median(load.p50_ms for load in loads),
-            "p99": statistics.median(load.p99_ms for load in loads),
+            "p50": [load.p50_ms for load in loads],
+            "p99": [load.p99_ms for load in loads],
             "requests": sum(load.requests for load in loads),
         }
         for name, loads in rounds.items()
