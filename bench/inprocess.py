@@ -20,13 +20,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages import trim_messages as lc_trim
 
+from app.core.context_settings import ContextSettings
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, assemble
-from app.engine.budget import ContextSettings
 from app.engine.shapes import normalize_message
-from app.schemas.context import AssembleRequest
-from app.services.assembly import assemble_posted
-from app.services.summarization import to_messages
+from app.schemas.assemble_context import AssembleRequest
+from app.services.assemble_context import assemble_posted
+from app.services.summarize_context import to_messages
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import load_registry

@@ -40,7 +40,7 @@ PARTS = {
     "rows → messages": "app.repositories.context:to_engine",
     "engine": "app.services.context:ContextAssembler._assemble",
     "served-record write": "app.repositories.context:ContextRepository.record_served",
-    "response model": "app.services.assembly:context_response",
+    "response model": "app.services.context_response:context_response",
     "serialization": "app.services.served_cache:render",
 }
 
