@@ -88,6 +88,8 @@ def throughput(cached: int, uncached: int, path: str) -> dict[str, float]:
         "uncached": (uncached, path),
     }
     rps: dict[str, list[float]] = {name: [] for name in series}
+    for port, url in series.values():  # a warm-up: every worker up, every cache filled
+        wrk.run(port, url, connections=CONNECTIONS, seconds=2)
     for _ in range(THROUGHPUT_ROUNDS):
         for name, (port, url) in series.items():
             load = wrk.run(port, url, connections=CONNECTIONS, seconds=THROUGHPUT_SECONDS)
