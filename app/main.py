@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.routes import context, health, messages, sessions, summarize, tokens
+from app.api.served_context import ServedContextMiddleware
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
 from app.core.guards import RequestGuardMiddleware
@@ -25,6 +26,7 @@ from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
+from app.repositories.stamps import open_stamp_reader
 from app.services.served_cache import ServedContextCache
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
@@ -143,6 +145,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine = create_engine(settings.database_url)
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
+        served_cache.reader = open_stamp_reader(engine)
         if keyring.is_open:
             log.warning(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
@@ -150,6 +153,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await served_cache.reader.close()
             await engine.dispose()
 
     app = FastAPI(
@@ -161,7 +165,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry
-    app.state.served_cache = ServedContextCache(settings.context_cache_bytes)
+    served_cache = ServedContextCache(settings.context_cache_bytes)
+    app.state.served_cache = served_cache
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -172,7 +177,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # Added innermost first: metrics wrap the guard (deadline, 500 envelope), which wraps CORS,
     # which wraps auth and the body limit, so a 401 or 413 still carries CORS headers and is
-    # counted, and auth answers before any body is read.
+    # counted, and auth answers before any body is read. Innermost, a served-context cache
+    # hit is answered for the tenant auth resolved, before routing.
+    app.add_middleware(ServedContextMiddleware, cache=served_cache)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, keyring=keyring)
     if settings.cors_origins:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.core.settings import Strategy, SummaryPlacement
@@ -94,8 +94,8 @@ async def get_context(
 ) -> Response:
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
-    A repeat of an unchanged context is served from the replica's cache
-    (app/services/served_cache.py); a preview never is."""
+    A repeat of an unchanged context is served from the replica's cache before it gets here
+    (app/api/served_context.py); a preview never is."""
     overrides: dict[str, Any] = {
         "threshold": threshold,
         "reserved_output_tokens": reserved_output_tokens,
@@ -118,8 +118,8 @@ async def get_context(
         overrides=overrides,
         record_served=not preview,
     )
-    engine = cast(AsyncEngine, request.app.state.engine)
-    body = await serve_context(served_cache, engine, assembler, session_id, options)
+    query = request.scope["query_string"]
+    body = await serve_context(served_cache, assembler, session_id, query, options)
     return Response(content=body, media_type="application/json")
 
 
