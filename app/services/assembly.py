@@ -7,11 +7,16 @@ are dropped. `pruned` and `dropped` name posted messages by their index.
 
 from __future__ import annotations
 
+import dataclasses
+
+from app.core.errors import BudgetTooSmall
 from app.core.settings import Settings
-from app.engine.assemble import AssemblyInput, ExplainEntry, assemble
-from app.engine.budget import Usage
+from app.engine.assemble import AssemblyInput, AssemblyResult, ExplainEntry, assemble
+from app.engine.budget import Usage, compute_budget, estimate_limit
 from app.engine.render import Format
 from app.engine.shapes import validate_tools
+from app.engine.types import Message
+from app.engine.validate import ContextInvariantError
 from app.schemas.context import (
     AssembleRequest,
     AssembleResponse,
@@ -24,8 +29,8 @@ from app.schemas.context import (
 from app.services.calibration import calibration_read
 from app.services.context import Served
 from app.services.context_settings import resolve_settings
-from app.services.summarization import to_messages
-from app.tokens.counter import counter_for
+from app.services.stateless_counts import count_all, count_newest, parse_messages
+from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
 
 
@@ -58,24 +63,22 @@ def assemble_posted(
     model = body.model or settings.default_model
     info = registry.get(model)
     counter = counter_for(info)
-    messages = to_messages(body.messages, counter)
+    parsed = parse_messages(body.messages)
     tools = validate_tools(body.tools) if body.tools is not None else None
     overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
     context_settings, _strategy = resolve_settings(settings, None, overrides)
-    result = assemble(
-        AssemblyInput(
-            messages=tuple(messages),
-            context_window=info.context_window,
-            settings=context_settings,
-            system_prompt=body.system,
-            tools=tuple(tools) if tools else None,
-            summary=body.summary or None,
-            max_tokens=body.max_tokens,
-            format=body.format,
-            mode="never",
-        ),
-        counter,
+    request = AssemblyInput(
+        messages=(),
+        context_window=info.context_window,
+        settings=context_settings,
+        system_prompt=body.system,
+        tools=tuple(tools) if tools else None,
+        summary=body.summary or None,
+        max_tokens=body.max_tokens,
+        format=body.format,
+        mode="never",
     )
+    result = _assemble_newest(request, parsed, counter, explain=body.explain)
     response = AssembleResponse(
         model=model,
         format=body.format,
@@ -93,6 +96,31 @@ def assemble_posted(
     if body.explain:
         response.explain = explain_items(result.explain)
     return response
+
+
+def _assemble_newest(
+    request: AssemblyInput, parsed: list[Message], counter: TiktokenCounter, *, explain: bool
+) -> AssemblyResult:
+    """`assemble` over `parsed`, counting newest → oldest only as far as the budget can reach
+    (app/services/stateless_counts.py); every message counted when that cannot be shown."""
+    if not explain:
+        budget = compute_budget(request.context_window, request.settings, request.max_tokens)
+        messages, uncounted = count_newest(
+            parsed,
+            counter,
+            limit=estimate_limit(budget.tokens, request.calibration_ratio),
+            pin_first=request.settings.pin_first_message,
+            keep_system=request.format == "raw",
+            keep_recent=request.settings.keep_recent,
+        )
+        try:
+            result = assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
+        except (BudgetTooSmall, ContextInvariantError):
+            result = None  # decided again with every count, which raises the same or serves
+        if result is not None and uncounted <= set(result.dropped):
+            return result
+    messages = count_all(parsed, counter)
+    return assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
 
 
 def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
