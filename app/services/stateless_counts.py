@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from app.engine.prune import prune_message
@@ -58,49 +59,62 @@ def count_all(messages: Sequence[Message], counter: TiktokenCounter) -> list[Mes
     return [dataclasses.replace(m, tokens=counter.count_message(m)) for m in messages]
 
 
-def _rewritable(messages: Sequence[Message], keep_system: bool) -> set[int]:
+@dataclass(frozen=True, slots=True)
+class _Links:
+    """Tool call and result ids per message, and where each call id is first issued."""
+
+    calls: list[tuple[str, ...]]
+    results: list[tuple[str, ...]]
+    issued: dict[str, int]
+
+    @classmethod
+    def of(cls, messages: Sequence[Message]) -> _Links:
+        calls = [m.call_ids for m in messages]
+        issued: dict[str, int] = {}
+        for index, ids in enumerate(calls):
+            for call_id in ids:
+                issued.setdefault(call_id, index)
+        return cls(calls, [m.result_ids for m in messages], issued)
+
+
+def _rewritable(messages: Sequence[Message], links: _Links, keep_system: bool) -> set[int]:
     """Indexes of messages the engine may rewrite (cheaper) before counting them: the
     conditions of `group_units` (app/engine/units.py) and `as_user_note`, conservatively."""
-    issued: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        for call_id in message.call_ids:
-            issued.setdefault(call_id, index)
+    issued = links.issued
     answered: dict[str, int] = {}
     rewritable: set[int] = set()
     for index, message in enumerate(messages):
-        if (message.role == "system" and not keep_system) or is_empty(message):
+        results = links.results[index]
+        if (message.role == "system" and not keep_system) or (
+            not results and not links.calls[index] and is_empty(message)
+        ):
             rewritable.add(index)
-        for result_id in message.result_ids:
+        for result_id in results:
             if issued.get(result_id, index) < index and result_id not in answered:
                 answered[result_id] = index
             else:
                 rewritable.add(index)
-    for index, message in enumerate(messages):
-        calls = message.call_ids
+    for index, calls in enumerate(links.calls):
         if any(issued[c] != index or answered.get(c, -1) <= index for c in calls):
             rewritable.add(index)
     return rewritable
 
 
-def _protected_start(messages: Sequence[Message], keep_recent: int, skipped: set[int]) -> int:
+def _protected_start(links: _Links, keep_recent: int, skipped: set[int]) -> int:
     """An index no later than the first message of the units holding the last `keep_recent`
     unit messages (and the last unit): the units the engine drops last (`fold_bounds`), so
     they are always counted. Messages in `skipped` may not be in any unit (the pinned one,
     or one the engine leaves out), so they do not count towards `keep_recent`; and a unit
     reaches back to the calls its results answer."""
-    issued: dict[str, int] = {}
-    for index, message in enumerate(messages):
-        for call_id in message.call_ids:
-            issued.setdefault(call_id, index)
-    start, recent = len(messages), 0
+    start, recent = len(links.calls), 0
     while start > 0 and (recent < max(keep_recent, 1)):
         start -= 1
         recent += start not in skipped
-    index = len(messages)
+    index = len(links.calls)
     while index > start:
         index -= 1
-        for result_id in messages[index].result_ids:
-            start = min(start, issued.get(result_id, start))
+        for result_id in links.results[index]:
+            start = min(start, links.issued.get(result_id, start))
     return start
 
 
@@ -121,11 +135,12 @@ def count_newest(
     """`messages` with the counts that can matter under `limit` (see the module docstring),
     and the ids of those left uncounted (at 0)."""
     counted = list(messages)
-    rewritable = _rewritable(messages, keep_system)
+    links = _Links.of(messages)
+    rewritable = _rewritable(messages, links, keep_system)
     pinned = first_user_message(messages) if pin_first else None
     if pinned is not None:  # kept apart from the units, and maybe left out: no lower bound
         rewritable.add(int(pinned.id))
-    protected = _protected_start(messages, keep_recent, rewritable)
+    protected = _protected_start(links, keep_recent, rewritable)
     windows_left, window_cost, index = 2, 0, len(counted)
     while index > protected or (index > 0 and windows_left):
         index -= 1
