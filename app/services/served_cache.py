@@ -6,9 +6,11 @@ the context served before it for that model (`last_context[model]`, which sets t
 anchor and `usage.cache`). Each replica keeps the JSON bodies it served, keyed by tenant,
 session and query, next to a stamp of that state: the session's `SessionVersion` (pk,
 `updated_at`, `last_seq`, `cleared_through_seq`, `summary_version`), the calibration's
-(ratio, samples), and the record. A request first reads the stamp back in one statement
-(`repositories.context.served_state`: the `(tenant, external_id)` unique index joined to
-the calibration primary key, on a bare connection without transaction round trips) and
+(ratio, samples), and the record. The key is (tenant, session id, raw query string): the
+same bytes parse to the same options, so a repeat is recognised before anything is parsed
+(`lookup`, called by app/api/served_context.py before routing). It reads the stamp back in
+one statement (`served_state`: the `(tenant, external_id)` unique index joined to the
+calibration primary key, through the driver itself, app/repositories/stamps.py) and
 serves the body only if every part is equal, so an append, a fold, a clear, a PATCH, a
 usage report or another query's context made by any replica on the same database is seen
 by the next read of every other replica. Nothing is pushed between replicas and nothing
@@ -25,7 +27,7 @@ stamp includes the record, so a hit is served only while the database still hold
 Only settled contexts are stored (no fold left to make: the next request would serve the
 same context, not fold), and only `summarize=auto|never` without a focus or a history
 trigger. Memory is bounded by the bodies' bytes (`FOLDWISE_CONTEXT_CACHE_BYTES`, 0 turns the
-cache off), least recently used first out. `/metrics`: `foldwise_context_cache_total` by
+cache off; a long query string counts too), least recently used first out. `/metrics`: `foldwise_context_cache_total` by
 hit, stale and miss, `foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
 """
 
