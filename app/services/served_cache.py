@@ -28,7 +28,8 @@ Only settled contexts are stored (no fold left to make: the next request would s
 same context, not fold), and only `summarize=auto|never` without a focus or a history
 trigger. Memory is bounded by the bodies' bytes (`FOLDWISE_CONTEXT_CACHE_BYTES`, 0 turns the
 cache off; a long query string counts too), least recently used first out. `/metrics`:
-`foldwise_context_cache_total` by hit, stale and miss, `foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
+`foldwise_context_cache_total` by hit, stale and miss,
+`foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
 """
 
 from __future__ import annotations
