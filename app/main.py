@@ -26,6 +26,7 @@ from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
+from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
 from app.services.served_cache import ServedContextCache
 from app.tokens.counter import counter_for_encoding
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
         served_cache.reader = open_stamp_reader(engine)
+        served_cache.driver_snapshot = driver_snapshot(served_cache.reader)
         if keyring.is_open:
             log.warning(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"

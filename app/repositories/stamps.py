@@ -24,12 +24,15 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import single_statements
+from app.core.errors import FoldwiseError
 from app.models import Calibration, Session
 from app.repositories.context import ServedState, SessionVersion, served_state
 
@@ -56,7 +59,7 @@ SQLITE_STATE = _statement("?", "?", "?")
 POSTGRES_STATE = _statement("$1", "$2", "$3")
 
 
-def _timestamp(value: Any) -> datetime:
+def timestamp(value: Any) -> datetime:
     if isinstance(value, str):  # SQLite stores UTC without an offset
         value = datetime.fromisoformat(value)
     assert isinstance(value, datetime)
@@ -68,7 +71,7 @@ def decode(row: tuple[Any, ...]) -> ServedState:
     if isinstance(last_context, str | bytes):
         last_context = json.loads(last_context)
     return ServedState(
-        version=SessionVersion(pk, _timestamp(updated_at), last_seq, cleared, version),
+        version=SessionVersion(pk, timestamp(updated_at), last_seq, cleared, version),
         last_context=dict(last_context or {}),
         calibration=None if ratio is None else (ratio, samples),
     )
@@ -107,11 +110,17 @@ class SqliteStampReader:
         connection.execute("PRAGMA query_only=1")
         return connection
 
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+    def connection(self) -> sqlite3.Connection:
+        """The reader's connection, opened on first use (use it without awaiting between
+        statements: it belongs to whichever coroutine is running)."""
         if self._connection is None:
             self._connection = self._connect()
+        return self._connection
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        connection = self.connection()
         try:
-            row = self._connection.execute(SQLITE_STATE, (family, tenant, session_id)).fetchone()
+            row = connection.execute(SQLITE_STATE, (family, tenant, session_id)).fetchone()
         except sqlite3.Error:  # busy, or a broken connection: the next read opens a new one
             await self.close()
             raise
@@ -143,15 +152,24 @@ class PostgresStampReader:
                 raise
         return await self._idle.get()
 
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Any]:
+        """One of the reader's connections, for statements that leave it as they found it."""
         connection = await self._acquire()
         try:
-            row = await connection.fetchrow(POSTGRES_STATE, family, tenant, session_id)
+            yield connection
+        except FoldwiseError:  # an answer (404), not a failure: statements ended cleanly
+            self._idle.put_nowait(connection)
+            raise
         except BaseException:  # a failed or cancelled statement: the connection is suspect
             self._open -= 1
             connection.terminate()
             raise
         self._idle.put_nowait(connection)
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        async with self.connection() as connection:
+            row = await connection.fetchrow(POSTGRES_STATE, family, tenant, session_id)
         return None if row is None else decode(tuple(row))
 
     async def close(self) -> None:
@@ -197,4 +215,5 @@ __all__ = [
     "StampReader",
     "decode",
     "open_stamp_reader",
+    "timestamp",
 ]

@@ -42,6 +42,7 @@ from typing import Any
 from app.core.logging import get_logger
 from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
 from app.repositories.context import ServedState, SessionVersion
+from app.repositories.context_rows import DriverSnapshot
 from app.repositories.stamps import StampReader
 from app.schemas.context import CacheUsage, ContextResponse
 from app.services.assembly import context_response
@@ -90,6 +91,7 @@ class ServedContextCache:
         self.size = 0
         self.hits = 0  # this cache's own count (`/metrics` sums every cache of the process)
         self.reader: StampReader = reader or _NoReader()  # set when the engine exists
+        self.driver_snapshot: DriverSnapshot | None = None  # reads on the reader's connections
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
 
     def __len__(self) -> int:

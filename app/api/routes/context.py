@@ -45,7 +45,8 @@ async def get_assembler(
     state = request.app.state
     factory = cast(SummarizerFactory, getattr(state, "summarizer_factory", open_summarizer))
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
-    return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
+    snapshot = cast(ServedContextCache, state.served_cache).driver_snapshot
+    return ContextAssembler(sessionmaker, tenant, settings, registry, factory, snapshot)
 
 
 Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
