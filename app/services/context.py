@@ -61,9 +61,6 @@ FOLD_BUSY = (
     "another request is folding this session: served the fitted context (oldest units left "
     "out) instead of waiting longer"
 )
-# A context this small is assembled on the event loop (~1 ms), not in a thread.
-INLINE_MAX_MESSAGES = 100
-INLINE_MAX_TOKENS = 20_000
 # The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
 MIN_SUMMARY_TOKENS = 16
 
@@ -124,14 +121,6 @@ class Served:
     """No fold left to make: the same request again serves this context, unfolded."""
 
 
-def _small(snapshot: Snapshot) -> bool:
-    """Assembled on the event loop: few messages, few tokens (re-counting is bounded by them)."""
-    messages = snapshot.messages
-    if len(messages) > INLINE_MAX_MESSAGES:
-        return False
-    return snapshot.summary_tokens + sum(m.tokens for m in messages) <= INLINE_MAX_TOKENS
-
-
 def _pinnable(message: Message) -> bool:
     """The engine's pinned-message rule: a user message that is not only tool results."""
     return message.role == "user" and not message.result_ids and not is_empty(message)
@@ -169,14 +158,8 @@ class ContextAssembler:
                 # The first context after a fold: its newest seq anchors the pruning (fit.py).
                 anchor = max(m.seq for m in snapshot.messages)
             # CPU work (counting, pruning, truncating) runs in a thread, never on the event
-            # loop: a heavy context must not stall /healthz and every other request. A small
-            # one (about a millisecond) costs less than the hop to a thread and back.
-            if _small(snapshot):
-                result = self._assemble(snapshot, info, options, mode, anchor)
-            else:
-                result = await asyncio.to_thread(
-                    self._assemble, snapshot, info, options, mode, anchor
-                )
+            # loop: a heavy context must not stall /healthz and every other request.
+            result = await asyncio.to_thread(self._assemble, snapshot, info, options, mode, anchor)
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
             if job is None or round_number == MAX_FOLD_ROUNDS:
