@@ -10,8 +10,8 @@ cost more than the reads themselves here, and on SQLite each of its statements i
 hops to aiosqlite's thread.
 
 Rows are decoded to exactly what the ORM reads (`tests/api/test_context_rows.py` holds the
-two snapshots equal). SQLite reads on the loop only what `MAX_LOOP_ROWS` bounds; a longer
-read goes through the app's engine as before.
+two snapshots equal). SQLite reads on the loop only what `MAX_LOOP_ROWS` and
+`MAX_LOOP_BYTES` bound; a longer read goes through the app's engine (aiosqlite's thread).
 """
 
 from __future__ import annotations
@@ -33,8 +33,15 @@ from app.repositories.stamps import (
     timestamp,
 )
 
-# Rows one SQLite read may bring in on the event loop (~1 µs of C and ~5 µs of decoding each).
+# What one SQLite snapshot may bring in on the event loop: rows (~1 µs of C and ~5 µs of
+# decoding each) and stored bytes (JSON decoding runs at a few hundred MB/s): a few ms at most.
 MAX_LOOP_ROWS = 400
+MAX_LOOP_BYTES = 1 << 20
+
+
+class TooLongForTheLoop(Exception):
+    """The SQLite snapshot would read more than the loop should: read through the engine."""
+
 
 _SESSION_COLUMNS = (
     "pk",
@@ -159,6 +166,16 @@ DriverSnapshot = Callable[[], AbstractAsyncContextManager[DriverReads]]
 class _SqliteReads:
     def __init__(self, connection: Any) -> None:
         self.connection = connection
+        self.bytes_left = MAX_LOOP_BYTES
+
+    def _messages(self, sql: str, params: tuple[Any, ...]) -> list[EngineMessage]:
+        rows = []
+        for row in self.connection.execute(sql, params):
+            self.bytes_left -= sum(len(value) for value in row if isinstance(value, str))
+            if self.bytes_left < 0:
+                raise TooLongForTheLoop
+            rows.append(row)
+        return [engine_message(row) for row in rows]
 
     async def session_for_context(
         self, tenant: str, session_id: str
@@ -167,14 +184,12 @@ class _SqliteReads:
         return _session_and_calibrations(rows, session_id)
 
     async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]:
-        rows = self.connection.execute(SQLITE[1], (session_pk, after_seq)).fetchall()
-        return [engine_message(row) for row in rows]
+        return self._messages(SQLITE[1], (session_pk, after_seq))
 
     async def user_messages_page(
         self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
     ) -> list[EngineMessage]:
-        params = (session_pk, after_seq, through_seq, limit)
-        return [engine_message(row) for row in self.connection.execute(SQLITE[2], params)]
+        return self._messages(SQLITE[2], (session_pk, after_seq, through_seq, limit))
 
     def takes(self, rows: int) -> bool:
         return rows <= MAX_LOOP_ROWS
@@ -237,6 +252,7 @@ __all__ = [
     "ContextReads",
     "DriverReads",
     "DriverSnapshot",
+    "TooLongForTheLoop",
     "driver_snapshot",
     "engine_message",
     "session_row",

@@ -39,7 +39,7 @@ from app.repositories.context import (
     SessionVersion,
     session_version,
 )
-from app.repositories.context_rows import ContextReads, DriverSnapshot
+from app.repositories.context_rows import ContextReads, DriverSnapshot, TooLongForTheLoop
 from app.schemas.common import SummaryState
 from app.services.context_settings import resolve_settings
 from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
@@ -197,11 +197,14 @@ class ContextAssembler:
 
     async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
         if self.driver_snapshot is not None:  # the same reads through the driver itself
-            async with self.driver_snapshot() as reads:
-                row, calibrations = await reads.session_for_context(self.tenant, session_id)
-                floor = row.cleared_through_seq if options.explain else row.summary_through_seq
-                if reads.takes(row.last_seq - max(floor, row.cleared_through_seq)):
-                    return await self._snapshot(reads, row, calibrations, options)
+            try:
+                async with self.driver_snapshot() as reads:
+                    row, calibrations = await reads.session_for_context(self.tenant, session_id)
+                    floor = row.cleared_through_seq if options.explain else row.summary_through_seq
+                    if reads.takes(row.last_seq - max(floor, row.cleared_through_seq)):
+                        return await self._snapshot(reads, row, calibrations, options)
+            except TooLongForTheLoop:
+                pass
         async with read_scope(self.sessionmaker) as db:
             repo = ContextRepository(db)
             row, calibrations = await repo.session_for_context(self.tenant, session_id)

@@ -65,7 +65,7 @@ async def test_the_driver_snapshot_equals_the_orm_snapshot(
     assert (await driver._load("s", OPTIONS[0])).calibration is not None
 
 
-async def test_a_long_sqlite_read_goes_through_the_engine(
+async def test_a_long_or_large_sqlite_read_goes_through_the_engine(
     make_client: MakeClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = await make_client(app)
@@ -85,6 +85,11 @@ async def test_a_long_sqlite_read_goes_through_the_engine(
     assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])
     if app.state.engine.dialect.name == "sqlite":
         assert calls == []  # 12 rows > 5: not read on the loop
+    monkeypatch.setattr(context_rows, "MAX_LOOP_ROWS", 400)
+    monkeypatch.setattr(context_rows, "MAX_LOOP_BYTES", 2000)  # a few messages' worth
+    assert await driver._load("s", OPTIONS[1]) == await orm._load("s", OPTIONS[1])
+    if app.state.engine.dialect.name == "sqlite":
+        assert len(calls) == 1  # begun on the loop, given up past the bytes, read again
     with pytest.raises(SessionNotFound):
         await driver._load("nope", OPTIONS[0])
     assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])  # reusable
