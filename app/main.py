@@ -28,7 +28,9 @@ from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
+from app.services.folding import SummarizerFactory
 from app.services.served_cache import ServedContextCache
+from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
@@ -132,8 +134,11 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return _envelope(exc.status_code, code, str(exc.detail))
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the service for `settings` (default: environment / .env)."""
+def create_app(
+    settings: Settings | None = None, *, summarizer_factory: SummarizerFactory = open_summarizer
+) -> FastAPI:
+    """Build the service for `settings` (default: environment / .env); folds open their
+    summarizer through `summarizer_factory` (tests pass a fake)."""
     settings = settings or get_settings()
     keyring = KeyRing.from_config(settings.api_keys.get_secret_value())
     registry = load_registry(settings)
@@ -167,6 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry
+    app.state.summarizer_factory = summarizer_factory
     served_cache = ServedContextCache(settings.context_cache_bytes)
     app.state.served_cache = served_cache
 

@@ -8,12 +8,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.core.settings import Strategy, SummaryPlacement
+from app.core.context_settings import ContextOverrides, Strategy
+from app.engine.assemble import Mode
+from app.engine.render import Format
 from app.schemas.common import SummaryState
-from app.schemas.door import Json, MessageJson, Text, TokenCount, check_tool_ids
+from app.schemas.door import MAX_SQL_INT, Json, MessageJson, Text, TokenCount, check_tool_ids
 
-Format = Literal["anthropic", "openai", "raw"]
-SummarizeMode = Literal["auto", "never", "force"]
 # `synthetic`: a message Foldwise adds (id = its tag: system, summary, summary_ack,
 # continuation; seq 0), listed first, in output order.
 ExplainStatus = Literal["included", "pruned", "truncated", "summarized", "dropped", "synthetic"]
@@ -78,7 +78,24 @@ class ContextResponse(BaseModel):
     explain: list[ExplainItem] | None = Field(None, description="Only with explain=true.")
 
 
-class AssembleRequest(BaseModel):
+class ContextQuery(ContextOverrides):
+    """The query of GET /sessions/{id}/context: what to assemble, and any context setting."""
+
+    model_config = ConfigDict(extra="ignore")  # as for any route, unknown parameters are ignored
+
+    model: str | None = None
+    max_tokens: int | None = Field(None, ge=1, le=MAX_SQL_INT)
+    format: Format = "anthropic"
+    summarize: Mode = "auto"
+    explain: bool = False
+    preview: bool = Field(
+        False,
+        description="Look only: implies summarize=never and leaves the session untouched "
+        "(no fold, and the served context is not recorded for usage.cache or POST …/usage).",
+    )
+
+
+class AssembleRequest(ContextOverrides):
     """POST /assemble-context: stateless, pruning and dropping only (never a summarizer)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -92,16 +109,6 @@ class AssembleRequest(BaseModel):
     )
     format: Format = "anthropic"
     tools: list[Json] | None = None
-    threshold: float | None = Field(None, gt=0, le=1)
-    reserved_output_tokens: TokenCount | None = Field(None, ge=0)
-    keep_recent: TokenCount | None = Field(None, ge=0)
-    pin_first_message: bool | None = None
-    summary_placement: SummaryPlacement | None = None
-    max_summary_tokens: TokenCount | None = Field(None, ge=50)
-    fold_target: float | None = Field(None, gt=0, le=1)
-    prune_target: float | None = Field(None, gt=0, le=1)
-    prune_at_least: int | None = Field(None, ge=0)
-    cache_breakpoints: bool | None = None
     explain: bool = False
 
     @field_validator("messages")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from app.core.context_settings import SETTINGS_KEYS, resolve_settings
 from app.core.errors import BudgetTooSmall
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, AssemblyResult, ExplainEntry, assemble
@@ -28,7 +29,6 @@ from app.schemas.context import (
 )
 from app.services.calibration import calibration_read
 from app.services.context import Served
-from app.services.context_settings import resolve_settings
 from app.services.stateless_counts import count_all, count_newest, parse_messages
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
@@ -65,8 +65,8 @@ def assemble_posted(
     counter = counter_for(info)
     parsed = parse_messages(body.messages)
     tools = validate_tools(body.tools) if body.tools is not None else None
-    overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
-    context_settings, _strategy = resolve_settings(settings, None, overrides)
+    overrides = body.model_dump(include=set(SETTINGS_KEYS), exclude_none=True)
+    context_settings = resolve_settings(settings, overrides)
     request = AssemblyInput(
         messages=(),
         context_window=info.context_window,

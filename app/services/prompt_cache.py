@@ -17,11 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyResult
-from app.engine.budget import ContextSettings, estimate_limit
+from app.engine.budget import estimate_limit
 from app.engine.cache import shared_length
 
 CacheReason = Literal["none", "first", "fold", "clear", "prune", "budget", "settings"]
@@ -42,9 +43,12 @@ def settings_fingerprint(
     system_prompt: str | None,
     tools: Sequence[Mapping[str, Any]] | None,
 ) -> str:
-    """Everything but the budget and the history that shapes a context."""
+    """Everything but the budget and the history that shapes a context (the summarizer
+    strategy does not)."""
     described = json.dumps(
-        [fmt, asdict(settings), system_prompt, tools], sort_keys=True, default=str
+        [fmt, settings.model_dump(exclude={"strategy"}), system_prompt, tools],
+        sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 

@@ -8,6 +8,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.core.errors import SessionNotFound
+from app.main import create_app
 from app.repositories import context_rows
 from app.services.context import ContextAssembler, ContextOptions
 from tests.api.recording_summarizer import RecordingSummarizer
@@ -23,10 +24,13 @@ OPTIONS = [
 
 
 @pytest.fixture
-async def app(db_url: str) -> FastAPI:
-    from app.main import create_app
+def recorder() -> RecordingSummarizer:
+    return RecordingSummarizer()
 
-    return create_app(make_settings(db_url))
+
+@pytest.fixture
+async def app(db_url: str, recorder: RecordingSummarizer) -> FastAPI:
+    return create_app(make_settings(db_url), summarizer_factory=recorder.factory)
 
 
 def _assemblers(app: FastAPI, recorder: RecordingSummarizer) -> tuple[ContextAssembler, ...]:
@@ -38,10 +42,8 @@ def _assemblers(app: FastAPI, recorder: RecordingSummarizer) -> tuple[ContextAss
 
 
 async def test_the_driver_snapshot_equals_the_orm_snapshot(
-    make_client: MakeClient, app: FastAPI
+    make_client: MakeClient, app: FastAPI, recorder: RecordingSummarizer
 ) -> None:
-    recorder = RecordingSummarizer()
-    recorder.install(app)
     client: httpx.AsyncClient = await make_client(app)
     tools = [{"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}]
     await create_session(client, id="s", system_prompt="Be exact.", tools=tools)
@@ -66,13 +68,15 @@ async def test_the_driver_snapshot_equals_the_orm_snapshot(
 
 
 async def test_a_long_or_large_sqlite_read_goes_through_the_engine(
-    make_client: MakeClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+    make_client: MakeClient,
+    app: FastAPI,
+    recorder: RecordingSummarizer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     client = await make_client(app)
     await create_session(client, id="s")
     await append(client, "s", *turns(6))
     monkeypatch.setattr(context_rows, "MAX_LOOP_ROWS", 5)
-    recorder = RecordingSummarizer()
     driver, orm = _assemblers(app, recorder)
     read = context_rows._SqliteReads.messages_after
     calls: list[int] = []

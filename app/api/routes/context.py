@@ -3,27 +3,25 @@ clear, and usage reports for calibration."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import Annotated, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
-from app.core.settings import Strategy, SummaryPlacement
+from app.core.context_settings import SETTINGS_KEYS
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.context import (
     AssembleRequest,
     AssembleResponse,
+    ContextQuery,
     ContextResponse,
-    Format,
     SessionSummarizeRequest,
     SessionSummarizeResponse,
-    SummarizeMode,
     SummaryHistoryPage,
     UsageReport,
     UsageReportResponse,
 )
-from app.schemas.door import MAX_SQL_INT
 from app.schemas.sessions import SessionRead
 from app.services.assembly import assemble_posted
 from app.services.calibration import report_usage
@@ -31,7 +29,6 @@ from app.services.context import ContextAssembler, ContextOptions
 from app.services.folding import SummarizerFactory
 from app.services.served_cache import ServedContextCache, serve_context
 from app.services.summaries import clear_session, summarize_session, summary_history
-from app.summarizers.factory import open_summarizer
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
@@ -40,10 +37,10 @@ async def get_assembler(
     request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
 ) -> ContextAssembler:
     """Works on `app.state.sessionmaker` in short units of work of its own (never the request
-    transaction: a fold must not hold a connection across the summarizer call).
-    `app.state.summarizer_factory`, when set, replaces the real summarizers (tests)."""
+    transaction: a fold must not hold a connection across the summarizer call), with the
+    summarizer factory given to `create_app`."""
     state = request.app.state
-    factory = cast(SummarizerFactory, getattr(state, "summarizer_factory", open_summarizer))
+    factory = cast(SummarizerFactory, state.summarizer_factory)
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
     snapshot = cast(ServedContextCache, state.served_cache).driver_snapshot
     return ContextAssembler(sessionmaker, tenant, settings, registry, factory, snapshot)
@@ -69,58 +66,23 @@ async def get_context(
     session_id: SessionId,
     assembler: Assembler,
     served_cache: ServedCache,
-    model: str | None = None,
-    max_tokens: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
-    format: Format = "anthropic",
-    summarize: SummarizeMode = "auto",
-    explain: bool = False,
-    threshold: Annotated[float | None, Query(gt=0, le=1)] = None,
-    reserved_output_tokens: Annotated[int | None, Query(ge=0, le=MAX_SQL_INT)] = None,
-    keep_recent: Annotated[int | None, Query(ge=0, le=MAX_SQL_INT)] = None,
-    pin_first_message: bool | None = None,
-    summary_placement: SummaryPlacement | None = None,
-    strategy: Strategy | None = None,
-    max_summary_tokens: Annotated[int | None, Query(ge=50, le=MAX_SQL_INT)] = None,
-    fold_target: Annotated[float | None, Query(gt=0, le=1)] = None,
-    prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
-    prune_at_least: Annotated[int | None, Query(ge=0)] = None,
-    cache_breakpoints: bool | None = None,
-    preview: Annotated[
-        bool,
-        Query(
-            description="Look only: implies summarize=never and leaves the session untouched "
-            "(no fold, and the served context is not recorded for usage.cache or POST …/usage)."
-        ),
-    ] = False,
+    query: Annotated[ContextQuery, Query()],
 ) -> Response:
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
     A repeat of an unchanged context is served from the replica's cache before it gets here
     (app/api/served_context.py); a preview never is."""
-    overrides: dict[str, Any] = {
-        "threshold": threshold,
-        "reserved_output_tokens": reserved_output_tokens,
-        "keep_recent": keep_recent,
-        "pin_first_message": pin_first_message,
-        "summary_placement": summary_placement,
-        "strategy": strategy,
-        "max_summary_tokens": max_summary_tokens,
-        "fold_target": fold_target,
-        "prune_target": prune_target,
-        "prune_at_least": prune_at_least,
-        "cache_breakpoints": cache_breakpoints,
-    }
     options = ContextOptions(
-        model=model,
-        max_tokens=max_tokens,
-        format=format,
-        mode="never" if preview else summarize,
-        explain=explain,
-        overrides=overrides,
-        record_served=not preview,
+        model=query.model,
+        max_tokens=query.max_tokens,
+        format=query.format,
+        mode="never" if query.preview else query.summarize,
+        explain=query.explain,
+        overrides=query.model_dump(include=set(SETTINGS_KEYS), exclude_none=True),
+        record_served=not query.preview,
     )
-    query = request.scope["query_string"]
-    body = await serve_context(served_cache, assembler, session_id, query, options)
+    raw_query: bytes = request.scope["query_string"]
+    body = await serve_context(served_cache, assembler, session_id, raw_query, options)
     return Response(content=body, media_type="application/json")
 
 
