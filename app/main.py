@@ -16,7 +16,17 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.api.routes import context, health, messages, sessions, summarize, tokens
+from app.api.routes import (
+    assemble_context,
+    calibration,
+    context,
+    health,
+    messages,
+    sessions,
+    summaries,
+    summarize_context,
+    tokens,
+)
 from app.api.served_context import ServedContextMiddleware
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
@@ -28,7 +38,7 @@ from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
-from app.services.folding import SummarizerFactory
+from app.services.folds import SummarizerFactory
 from app.services.served_cache import ServedContextCache
 from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
@@ -201,7 +211,8 @@ def create_app(
     app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
     app.add_middleware(MetricsMiddleware)
 
-    for module in (health, sessions, messages, tokens, context, summarize):
+    features = (health, sessions, messages, tokens, context, assemble_context, summaries)
+    for module in (*features, calibration, summarize_context):
         app.include_router(module.router)
     mount_inspector(app)
     return app

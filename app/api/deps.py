@@ -19,7 +19,10 @@ from app.core.db import read_scope, session_scope
 from app.core.errors import SessionNotFound
 from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
+from app.repositories.context_rows import DriverSnapshot
 from app.schemas.sessions import SESSION_ID_PATTERN
+from app.services.context import ContextAssembler
+from app.services.folds import SummarizerFactory
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
@@ -94,3 +97,20 @@ def service(
         return cls(db, tenant, settings, registry)
 
     return build
+
+
+async def get_assembler(
+    request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> ContextAssembler:
+    """Works on `app.state.sessionmaker` in short units of work of its own (never the request
+    transaction: a fold must not hold a connection across the summarizer call), with the
+    summarizer factory given to `create_app`."""
+    state = request.app.state
+    factory = cast(SummarizerFactory, state.summarizer_factory)
+    sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
+    # Reads through the driver on the served-context cache's connections (context_rows.py).
+    snapshot = cast("DriverSnapshot | None", state.served_cache.driver_snapshot)
+    return ContextAssembler(sessionmaker, tenant, settings, registry, factory, snapshot)
+
+
+Assembler = Annotated[ContextAssembler, Depends(get_assembler)]

@@ -29,9 +29,9 @@ from app.engine.budget import (
     estimate_limit,
     summary_share,
 )
-from app.engine.cache import cumulative_tokens, place_breakpoints, prefix_chain
 from app.engine.fit import fit_to_limit
-from app.engine.fold import FoldPlan, fold_bounds, make_plan, plan_fold_count
+from app.engine.folds import FoldPlan, fold_bounds, make_plan, plan_fold_count
+from app.engine.prompt_cache import cumulative_tokens, place_breakpoints, prefix_chain
 from app.engine.prune import prune_history
 from app.engine.render import (
     CONTINUATION_TEXT,
@@ -83,7 +83,7 @@ class AssemblyResult:
     summary_sent: str | None
     """The summary text as sent (cut with a marker in the last resort), or None."""
     prefix_chain: tuple[str, ...]
-    """Fingerprints of [tools + system, each output message] (app/engine/cache.py)."""
+    """Fingerprints of [tools + system, each output message] (app/engine/prompt_cache.py)."""
     prefix_tokens: tuple[int, ...]
     """Tokens up to each element of `prefix_chain`."""
     breakpoints: int

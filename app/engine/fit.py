@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.core.errors import BudgetTooSmall
 from app.engine.budget import summary_share
-from app.engine.fold import fold_bounds
+from app.engine.folds import fold_bounds
 from app.engine.state import State
 from app.engine.truncate import truncate_message, truncate_text
 from app.engine.units import is_user_turn, newest_user_unit

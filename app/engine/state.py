@@ -1,6 +1,6 @@
 """What `assemble` is asked for (`AssemblyInput`) and what it would send so far (`State`).
 
-Every tier (app/engine/prune.py, fold.py, fit.py) reads and changes one `State`; its running
+Every tier (app/engine/prune.py, folds.py, fit.py) reads and changes one `State`; its running
 total is the estimate held to the limit.
 """
 

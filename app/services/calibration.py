@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import Conflict
 from app.engine.calibration import Calibration, with_report
-from app.repositories.calibrations import CalibrationRepository
+from app.repositories.calibration import CalibrationRepository
 from app.repositories.sessions import SessionRepository
-from app.schemas.context import CalibrationRead, UsageReport, UsageReportResponse
+from app.schemas.calibration import CalibrationRead, UsageReport, UsageReportResponse
 from app.tokens.registry import ModelRegistry
 
 

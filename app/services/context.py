@@ -42,7 +42,7 @@ from app.repositories.context import (
 )
 from app.repositories.context_rows import ContextReads, DriverSnapshot, TooLongForTheLoop
 from app.schemas.common import SummaryState
-from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
+from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
     compare,

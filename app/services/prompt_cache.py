@@ -2,7 +2,7 @@
 per session and model to know it.
 
 The record lives in `sessions.last_context[model]` next to the estimate calibration reads:
-the prefix chain of the context (app/engine/cache.py), the summary version it was served at
+the prefix chain of the context (app/engine/prompt_cache.py), the summary version it was served at
 with the prune anchor of that version, a fingerprint of the settings, the estimate limit and
 how many messages were pruned. Comparing two records tells what broke the cache, checked in
 this order: `settings` (format, settings keys, system prompt or tools changed), `budget`
@@ -23,7 +23,7 @@ from typing import Any, Literal
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyResult
 from app.engine.budget import estimate_limit
-from app.engine.cache import shared_length
+from app.engine.prompt_cache import shared_length
 
 CacheReason = Literal["none", "first", "fold", "clear", "prune", "budget", "settings"]
 

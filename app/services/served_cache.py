@@ -45,8 +45,8 @@ from app.repositories.context import ServedState, SessionVersion
 from app.repositories.context_rows import DriverSnapshot
 from app.repositories.stamps import StampReader
 from app.schemas.context import CacheUsage, ContextResponse
-from app.services.assembly import context_response
 from app.services.context import ContextAssembler, ContextOptions, Served
+from app.services.context_response import context_response
 from app.services.prompt_cache import compare
 
 log = get_logger("foldwise.served_cache")

@@ -22,10 +22,10 @@ import anthropic
 
 from app.core.settings import Settings
 from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
-from app.summarizers.cache import CachingSummarizer
 from app.summarizers.hybrid import HybridSummarizer
 from app.summarizers.llm import AnthropicSummarizer
 from app.summarizers.rule import RuleSummarizer
+from app.summarizers.summary_cache import CachingSummarizer
 from app.tokens.base import TokenCounter
 
 NO_KEY = "no ANTHROPIC_API_KEY configured"

@@ -21,7 +21,7 @@ from app.main import create_app
 from app.models import Session, Summary
 from app.models.base import utcnow
 from app.repositories.folds import FoldRepository, NewSummary
-from app.services.folding import FoldCoordinator, FoldJob
+from app.services.folds import FoldCoordinator, FoldJob
 from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
 from app.tokens.base import TokenCounter
 from app.tokens.counter import counter_for

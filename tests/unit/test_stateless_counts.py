@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.budget import ContextSettings, compute_budget, estimate_limit
-from app.services.assembly import _assemble_newest
+from app.services.assemble_context import _assemble_newest
 from app.services.stateless_counts import count_all, count_newest, parse_messages
 from app.tokens.counter import TiktokenCounter, counter_for_encoding
 

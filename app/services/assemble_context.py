@@ -12,49 +12,17 @@ import dataclasses
 from app.core.context_settings import SETTINGS_KEYS, resolve_settings
 from app.core.errors import BudgetTooSmall
 from app.core.settings import Settings
-from app.engine.assemble import AssemblyInput, AssemblyResult, ExplainEntry, assemble
-from app.engine.budget import Usage, compute_budget, estimate_limit
-from app.engine.render import Format
+from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
+from app.engine.budget import compute_budget, estimate_limit
 from app.engine.shapes import validate_tools
 from app.engine.types import Message
 from app.engine.validate import ContextInvariantError
-from app.schemas.context import (
-    AssembleRequest,
-    AssembleResponse,
-    CacheUsage,
-    CalibrationRead,
-    ContextResponse,
-    ContextUsage,
-    ExplainItem,
-)
-from app.services.calibration import calibration_read
-from app.services.context import Served
+from app.schemas.assemble_context import AssembleRequest, AssembleResponse
+from app.schemas.calibration import CalibrationRead
+from app.services.context_response import explain_items, usage_block
 from app.services.stateless_counts import count_all, count_newest, parse_messages
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
-
-
-def usage_block(
-    usage: Usage, calibration: CalibrationRead, cache: CacheUsage | None = None
-) -> ContextUsage:
-    return ContextUsage(
-        context_window=usage.context_window,
-        threshold=usage.threshold,
-        reserved_output_tokens=usage.reserved_output_tokens,
-        budget=usage.budget,
-        system_tokens=usage.system_tokens,
-        tools_tokens=usage.tools_tokens,
-        summary_tokens=usage.summary_tokens,
-        message_tokens=usage.message_tokens,
-        estimated_tokens=usage.estimated_tokens,
-        total_tokens=usage.total_tokens,
-        calibration=calibration,
-        cache=cache,
-    )
-
-
-def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:
-    return [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
 
 
 def assemble_posted(
@@ -121,33 +89,3 @@ def _assemble_newest(
             return result
     messages = count_all(parsed, counter)
     return assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
-
-
-def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
-    """The GET …/context body (docs/reference.md §Routes) of one served context."""
-    result, snapshot = served.result, served.snapshot
-    response = ContextResponse(
-        session_id=snapshot.external_id,
-        model=served.model,
-        format=fmt,
-        system=result.system,
-        messages=result.messages,
-        tools=result.tools,
-        summary=snapshot.summary,
-        usage=usage_block(
-            result.usage,
-            calibration_read(served.family, snapshot.calibration),
-            CacheUsage(
-                prefix_tokens=served.cache.prefix_tokens,
-                reason=served.cache.reason,
-                breakpoints=served.cache.breakpoints,
-            ),
-        ),
-        messages_included=result.messages_included,
-        messages_total=snapshot.messages_total,
-        summarized=served.fold is not None,
-        warnings=list(result.warnings),
-    )
-    if explain:
-        response.explain = explain_items(result.explain)
-    return response
