@@ -24,8 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, trim_messages
-
 from app.core.settings import Settings
 from app.engine.types import Message
 from app.services.summarize_context import default_counter, to_messages
@@ -150,6 +148,9 @@ def summaries(
 
 def trim_last(raw: list[dict[str, Any]], budget: int, counter: TokenCounter) -> str:
     """LangChain's trim keeping the newest messages, rendered as plain text."""
+    # Imported here: the summarizer tests use this module's baseline without the bench extras.
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, trim_messages
+
     converted: list[BaseMessage] = []
     for message in raw:
         text = _plain(message)
