@@ -1,0 +1,43 @@
+"""LangChain messages ↔ the OpenAI Chat shape Foldwise stores and serves (`format=openai`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
+
+
+def client_id_of(message: BaseMessage, position: int) -> str:
+    """The message's LangChain id (graphs give every message one), else a digest of its
+    place and body, so the same message posted again is recognised as a retry."""
+    if message.id:
+        return str(message.id)
+    body = json.dumps([position, message.type, message.content], sort_keys=True, default=str)
+    return "lc-" + hashlib.sha256(body.encode()).hexdigest()[:40]
+
+
+def to_foldwise(messages: Sequence[BaseMessage], start: int = 0) -> list[dict[str, Any]]:
+    """Chat-shaped dicts, each with a `client_id` (a second part of one message gets `:n`)."""
+    out: list[dict[str, Any]] = []
+    for offset, message in enumerate(messages):
+        client_id = client_id_of(message, start + offset)
+        converted = convert_to_openai_messages([message])
+        for part, payload in enumerate(converted):
+            suffix = f":{part}" if part else ""
+            entry = {k: v for k, v in payload.items() if v is not None}
+            if entry.get("role") == "assistant" and entry.get("tool_calls"):
+                entry.setdefault("content", "")
+            out.append({**entry, "client_id": client_id + suffix})
+    return out
+
+
+def to_langchain(messages: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
+    """A served context (`format=openai`) as LangChain messages."""
+    cleaned = [
+        {**m, "content": m.get("content") or ""} if m.get("content") is None else dict(m)
+        for m in messages
+    ]
+    return convert_to_messages(cleaned)
