@@ -1,0 +1,142 @@
+"""`FoldwiseSession` under the OpenAI Agents SDK: the Session protocol against a real server,
+and `Runner.run` with the SDK's own Responses model talking to a fake Responses API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents.memory import Session
+from agents.models.openai_responses import OpenAIResponsesModel
+from foldwise_client import AsyncFoldwise
+from foldwise_client.agents import FoldwiseSession
+from openai import AsyncOpenAI
+
+from tests.integration.servers import Server
+from tests.pyclient.conftest import new_id
+from tests.pyclient.fake_providers import FakeProviders
+
+set_tracing_disabled(True)
+
+
+@pytest.fixture(scope="module")
+def providers() -> Iterator[FakeProviders]:
+    started = FakeProviders().start()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant_turn(call_id: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "reasoning", "id": new_id("rs"), "summary": []},
+        {
+            "type": "message",
+            "id": new_id("msg"),
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Checking.", "annotations": []}],
+        },
+        {
+            "type": "function_call",
+            "id": new_id("fc"),
+            "call_id": call_id,
+            "name": "get_weather",
+            "arguments": '{"city": "Paris"}',
+            "status": "completed",
+        },
+    ]
+
+
+async def test_session_protocol(server: Server) -> None:
+    client = AsyncFoldwise(server.base_url)
+    session = FoldwiseSession(
+        new_id("agents"), client=client, session_options={"system_prompt": "Sys."}
+    )
+    assert isinstance(session, Session)
+    assert await session.get_items() == []
+    assert await session.pop_item() is None
+
+    call_id = new_id("call")
+    await session.add_items([user("Weather?")])  # creates the session
+    await session.add_items(
+        [
+            *assistant_turn(call_id),
+            {"type": "function_call_output", "call_id": call_id, "output": "sunny"},
+        ]
+    )
+    items = await session.get_items()
+    assert items[0] == {"type": "message", "role": "system", "content": "Sys."}
+    assert [i.get("type") for i in items[1:]] == [
+        "message",
+        "reasoning",
+        "message",
+        "function_call",
+        "function_call_output",
+    ]
+    assert items[-1]["output"] == "sunny" and items[-2]["call_id"] == call_id
+    assert await session.get_items(limit=2) == items[-2:]
+    stored = [m async for m in client.iter_messages(session.session_id)]
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool"], "one assistant turn"
+
+    output = await session.pop_item()
+    assert output is not None and output["type"] == "function_call_output"
+    call = await session.pop_item()
+    assert call is not None and call["type"] == "function_call" and call["call_id"] == call_id
+    after = await session.get_items()
+    assert [i.get("type") for i in after[1:]] == ["message", "reasoning", "message"]
+    assert len(after) == len(items) - 2, "each pop removes exactly one item"
+
+    await session.clear_session()
+    assert await session.get_items() == [items[0]], "only the system prompt is left"
+    await client.close()
+
+
+async def test_runner_with_a_foldwise_session(server: Server, providers: FakeProviders) -> None:
+    client = AsyncFoldwise(server.base_url)
+    openai_client = AsyncOpenAI(base_url=providers.base_url + "/v1", api_key="test")
+    agent = Agent(
+        name="Weather",
+        instructions="You answer weather questions.",
+        tools=[get_weather],
+        model=OpenAIResponsesModel(model="gpt-4o", openai_client=openai_client),
+    )
+    sid = new_id("runner")
+    session = FoldwiseSession(
+        sid,
+        client=client,
+        session_options={"model": "gpt-4o", "settings": {"keep_recent": 4}},
+        context_options={"max_tokens": 900},
+    )
+    first = len(providers.requests["responses"])
+    for turn in range(6):
+        question = f"What is the weather, take {turn}? " + "context " * 60
+        result = await Runner.run(agent, question, session=session)
+        assert result.final_output == "The tool says: sunny in Paris"
+
+    sent = providers.requests["responses"][first:]
+    assert len(sent) == 12, "a tool call and an answer per turn"
+    assert all(r["instructions"] == "You answer weather questions." for r in sent)
+    last_input = sent[-1]["input"]
+    assert last_input[-1]["type"] == "function_call_output"
+    assert last_input[-2]["type"] == "function_call"
+    assert last_input[-1]["call_id"] == last_input[-2]["call_id"]
+    stored = [m async for m in client.iter_messages(sid)]
+    assert len(stored) == 6 * 4, "question, call, output, answer: each stored once"
+    assert (await client.get_session(sid))["summary"] is not None, "the session folded"
+    assert "take 0" in str(last_input[0]), "the summary pair leads the input"
+    assert len(last_input) < 6 * 4
+    await client.close()
