@@ -21,14 +21,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.engine.render import (
+    DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
     INTERNAL_ARGUMENTS,
     REASONING,
     Entry,
+    as_entry,
     image_url,
 )
 from app.engine.text import block_text, content_text
-from app.engine.types import Block
+from app.engine.types import Block, Message
 
 Item = dict[str, Any]
 ASSISTANT_SIDE = frozenset({REASONING, "function_call"})
@@ -40,6 +42,14 @@ def to_items(entries: list[Entry]) -> list[tuple[Item, str]]:
         items = _assistant(blocks) if role == "assistant" else _user(blocks)
         out += [(item, source) for item in items]
     return out
+
+
+def message_items(message: Message) -> list[Item]:
+    """One stored message on its own as items (DELETE …/messages/last): no relocation of
+    results, no summary, blocks the format cannot carry dropped."""
+    role, blocks, _ = as_entry(message)
+    kept = [b for b in blocks if b.get("type") not in DROPPED_IN_RESPONSES]
+    return _assistant(kept) if role == "assistant" else _user(kept)
 
 
 def _message(role: str, parts: list[dict[str, Any]]) -> Item:
