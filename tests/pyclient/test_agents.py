@@ -119,11 +119,11 @@ async def test_runner_with_a_foldwise_session(server: Server, providers: FakePro
         sid,
         client=client,
         session_options={"model": "gpt-4o", "settings": {"keep_recent": 4}},
-        context_options={"max_tokens": 900},
+        context_options={"max_tokens": 700},
     )
     first = len(providers.requests["responses"])
     for turn in range(6):
-        question = f"What is the weather, take {turn}? " + "context " * 60
+        question = f"What is the weather, take {turn}? " + "context " * 100
         result = await Runner.run(agent, question, session=session)
         assert result.final_output == "The tool says: sunny in Paris"
 
@@ -137,6 +137,8 @@ async def test_runner_with_a_foldwise_session(server: Server, providers: FakePro
     stored = [m async for m in client.iter_messages(sid)]
     assert len(stored) == 6 * 4, "question, call, output, answer: each stored once"
     assert (await client.get_session(sid))["summary"] is not None, "the session folded"
-    assert "take 0" in str(last_input[0]), "the summary pair leads the input"
+    summary = last_input[0]["content"][0]["text"]
+    assert summary.startswith("[Summary of earlier conversation]"), "the summary leads the input"
+    assert last_input[1]["role"] == "assistant"
     assert len(last_input) < 6 * 4
     await client.close()
