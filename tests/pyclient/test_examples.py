@@ -92,3 +92,13 @@ def test_langgraph_agent(server: Server, providers: FakeProviders) -> None:
     assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
     assert sent["messages"][0]["content"] == "You are a concise assistant."
     assert len(list(Foldwise(server.base_url).iter_messages(sid))) == 6, "stored once each"
+
+
+@pytest.mark.parametrize(
+    "name", ["anthropic_chat.py", "openai_agents_session.py", "langgraph_agent.py"]
+)
+def test_the_readme_shows_each_example_whole(name: str) -> None:
+    source = (EXAMPLES / name).read_text()
+    code = source.split('"""\n\n', 1)[1]  # without the module docstring
+    readme = (ROOT / "README.md").read_text()
+    assert f"```python\n{code}```" in readme

@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from foldwise_client import APIConnectionError, APITimeoutError, ServiceUnavailableError
+from foldwise_client import (
+    APIConnectionError,
+    APITimeoutError,
+    ServiceUnavailableError,
+    SessionNotFoundError,
+)
 
 from tests.integration.servers import Server
 from tests.pyclient.conftest import AsyncView, new_id
@@ -98,3 +103,12 @@ async def test_max_retries_zero_does_not_retry(
     with pytest.raises(ServiceUnavailableError):
         await fw.list_models()
     assert proxy.count("GET", "/models") == 1
+
+
+async def test_a_delete_whose_response_was_lost_succeeds(fw: AsyncView, proxy: FaultProxy) -> None:
+    sid = (await fw.create_session(new_id("gone")))["id"]
+    proxy.inject("DELETE", f"/sessions/{sid}", "drop_response")
+    assert await fw.delete_session(sid) is None
+    assert proxy.forwarded.count(("DELETE", f"/sessions/{sid}")) == 2
+    with pytest.raises(SessionNotFoundError):
+        await fw.delete_session(sid)

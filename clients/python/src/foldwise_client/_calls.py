@@ -55,6 +55,8 @@ class Call(Generic[T]):
     params: dict[str, Any] | None = None
     body: Any = None
     idempotent: bool = True
+    # A retry answered 404 means the first attempt did it (a delete whose answer was lost).
+    gone_after_retry_ok: bool = False
 
 
 def _as(_: type[T]) -> Callable[[Any], T]:
@@ -115,7 +117,7 @@ def update_session(session_id: str, fields: Mapping[str, Any]) -> Call[Session]:
 
 
 def delete_session(session_id: str) -> Call[None]:
-    return Call("DELETE", _session_path(session_id), _none)
+    return Call("DELETE", _session_path(session_id), _none, gone_after_retry_ok=True)
 
 
 def with_client_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -73,7 +73,9 @@ def connection_error(error: httpx.TransportError) -> APIConnectionError:
     return cls(f"{type(error).__name__}: {error}")
 
 
-def result(call: Call[T], response: httpx.Response) -> T:
+def result(call: Call[T], response: httpx.Response, attempt: int = 0) -> T:
+    if attempt and call.gone_after_retry_ok and response.status_code == 404:
+        return call.parse(None)
     if response.status_code >= 400:
         raise error_from_response(response)
     body = response.json() if response.content else None

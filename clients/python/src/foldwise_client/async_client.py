@@ -84,7 +84,7 @@ class AsyncFoldwise:
                 await asyncio.sleep(_transport.backoff_s(attempt))
             else:
                 if attempt >= self.max_retries or not _transport.may_retry_response(response):
-                    return _transport.result(call, response)
+                    return _transport.result(call, response, attempt)
                 await asyncio.sleep(_transport.backoff_s(attempt, response))
             attempt += 1
 

@@ -84,7 +84,7 @@ class Foldwise:
                 time.sleep(_transport.backoff_s(attempt))
             else:
                 if attempt >= self.max_retries or not _transport.may_retry_response(response):
-                    return _transport.result(call, response)
+                    return _transport.result(call, response, attempt)
                 time.sleep(_transport.backoff_s(attempt, response))
             attempt += 1
 
