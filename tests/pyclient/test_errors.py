@@ -19,19 +19,19 @@ from foldwise_client import (
 )
 
 from tests.integration.servers import Server, free_port
-from tests.pyclient.conftest import AsyncView, new_id
+from tests.pyclient.conftest import AsyncView, new_id, start_server
 from tests.pyclient.fault_proxy import FaultProxy
 
 
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     workdir: Path = tmp_path_factory.mktemp("keyed")
-    started = Server(
+    started = start_server(
         f"sqlite:///{workdir / 'f.db'}",
         workdir,
         FOLDWISE_API_KEYS="tenant-a:key-a,tenant-b:key-b",
         FOLDWISE_MAX_BODY_BYTES="20000",
-    ).start()
+    )
     try:
         yield started
     finally:
