@@ -7,7 +7,14 @@ import inspect
 from typing import Any
 
 import pytest
-from foldwise_client import AsyncFoldwise, Context, Foldwise, FormatMismatchError
+from foldwise_client import (
+    AsyncFoldwise,
+    ConflictError,
+    Context,
+    Foldwise,
+    FormatMismatchError,
+    NoMessagesError,
+)
 
 from tests.pyclient.conftest import AsyncView, new_id
 
@@ -217,3 +224,40 @@ async def test_stateless_routes(fw: AsyncView) -> None:
     summary = await fw.summarize_context(posted[:4], strategy="rule", max_summary_tokens=200)
     assert summary["strategy"] == "rule" and summary["input_messages"] == 4
     assert "Question 0" in summary["summary"]
+
+
+async def test_responses_format_and_pop_message(fw: AsyncView) -> None:
+    sid = (await fw.create_session(new_id("resp"), model="gpt-4o", system_prompt="Be brief."))["id"]
+    with pytest.raises(NoMessagesError) as empty:
+        await fw.pop_message(sid)
+    assert (empty.value.status, empty.value.code) == (404, "no_messages")
+
+    call_id = new_id("call")
+    await fw.append_messages(
+        sid,
+        [
+            {"role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": call_id, "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": call_id, "output": "sunny"},
+        ],
+    )
+    kwargs = (await fw.context(sid, format="openai_responses")).openai_responses_kwargs()
+    assert kwargs["model"] == "gpt-4o" and kwargs["instructions"] == "Be brief."
+    assert [i["type"] for i in kwargs["input"]] == [
+        "message",
+        "function_call",
+        "function_call_output",
+    ]
+    assert "tools" not in kwargs
+
+    popped = await fw.pop_message(sid)
+    assert popped["seq"] == 3 and popped["role"] == "tool"
+    assert popped["items"] == [
+        {"type": "function_call_output", "call_id": call_id, "output": "sunny"}
+    ]
+    assert (await fw.get_session(sid))["message_count"] == 2
+
+    await fw.clear(sid)
+    with pytest.raises(ConflictError) as folded:
+        await fw.pop_message(sid)
+    assert folded.value.status == 409
