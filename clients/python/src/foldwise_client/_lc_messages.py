@@ -36,8 +36,6 @@ def to_foldwise(messages: Sequence[BaseMessage], start: int = 0) -> list[dict[st
 
 def to_langchain(messages: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
     """A served context (`format=openai`) as LangChain messages."""
-    cleaned = [
-        {**m, "content": m.get("content") or ""} if m.get("content") is None else dict(m)
-        for m in messages
-    ]
+    # An assistant turn of only tool calls has `content: null` in Chat; LangChain wants text.
+    cleaned = [{**m, "content": "" if m.get("content") is None else m["content"]} for m in messages]
     return convert_to_messages(cleaned)

@@ -19,7 +19,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from foldwise_client._lc_messages import to_foldwise, to_langchain
+from foldwise_client._lc_messages import client_id_of, to_foldwise, to_langchain
 from foldwise_client.async_client import AsyncFoldwise
 from foldwise_client.client import Foldwise
 from foldwise_client.errors import SessionExistsError, SessionNotFoundError
@@ -172,28 +172,35 @@ class FoldwiseHook:
             raise ValueError("FoldwiseHook needs a session_id or a configurable thread_id")
         return str(thread)
 
-    def _unstored(self, session_id: str, state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def _unstored(
+        self, session_id: str, state: Mapping[str, Any]
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """The ids of the state's messages this hook has not stored yet, and their payload
+        (only those are converted: a long state costs an id lookup per message)."""
         stored = self._stored.setdefault(session_id, set())
-        payload = to_foldwise(list(state["messages"]))
-        return [m for m in payload if m["client_id"] not in stored]
-
-    def _mark(self, session_id: str, payload: list[dict[str, Any]]) -> None:
-        self._stored[session_id].update(m["client_id"] for m in payload)
+        ids: list[str] = []
+        payload: list[dict[str, Any]] = []
+        for position, message in enumerate(state["messages"]):
+            client_id = client_id_of(message, position)
+            if client_id not in stored:
+                ids.append(client_id)
+                payload += to_foldwise([message], start=position)
+        return ids, payload
 
     def _store(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
         session_id = self._session(config)
-        payload = self._unstored(session_id, state)
+        ids, payload = self._unstored(session_id, state)
         if payload:
             self._sessions.append(session_id, payload)
-            self._mark(session_id, payload)
+        self._stored[session_id].update(ids)
         return session_id
 
     async def _astore(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
         session_id = self._session(config)
-        payload = self._unstored(session_id, state)
+        ids, payload = self._unstored(session_id, state)
         if payload:
             await self._sessions.aappend(session_id, payload)
-            self._mark(session_id, payload)
+        self._stored[session_id].update(ids)
         return session_id
 
     def _pre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
