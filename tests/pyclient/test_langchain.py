@@ -147,3 +147,25 @@ def test_hook_without_a_session_refuses() -> None:
     hook = FoldwiseHook(client=Foldwise("http://127.0.0.1:9"))
     with pytest.raises(ValueError, match="thread_id"):
         hook.pre_model_hook.invoke({"messages": [HumanMessage("hi")]})
+
+
+def test_history_stores_an_id_less_message_said_twice_twice(server: Server) -> None:
+    client = Foldwise(server.base_url)
+    sid = new_id("twice")
+    history = FoldwiseChatMessageHistory(sid, client=client)
+    history.add_user_message("yes")
+    history.add_user_message("yes")
+    assert [m.content for m in history.messages] == ["yes", "yes"]
+
+
+def test_hook_stores_id_less_state_messages_once(server: Server) -> None:
+    client = Foldwise(server.base_url)
+    sid = new_id("noid")
+    hook = FoldwiseHook(sid, client=client)
+    state = {"messages": [HumanMessage("hello"), AIMessage("hi"), HumanMessage("hello")]}
+    first = hook.pre_model_hook.invoke(state)
+    again = FoldwiseHook(sid, client=client)  # a new process: nothing remembered
+    second = again.pre_model_hook.invoke(state)
+    assert [m.content for m in first["llm_input_messages"]] == ["hello", "hi", "hello"]
+    assert second == first
+    assert client.get_session(sid)["message_count"] == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,18 +13,25 @@ from langchain_core.messages import BaseMessage, convert_to_messages, convert_to
 
 def client_id_of(message: BaseMessage, position: int) -> str:
     """The message's LangChain id (graphs give every message one), else a digest of its
-    place and body, so the same message posted again is recognised as a retry."""
+    place in the graph state and its body, so the same message posted again is recognised."""
     if message.id:
         return str(message.id)
     body = json.dumps([position, message.type, message.content], sort_keys=True, default=str)
     return "lc-" + hashlib.sha256(body.encode()).hexdigest()[:40]
 
 
-def to_foldwise(messages: Sequence[BaseMessage], start: int = 0) -> list[dict[str, Any]]:
-    """Chat-shaped dicts, each with a `client_id` (a second part of one message gets `:n`)."""
+def to_foldwise(
+    messages: Sequence[BaseMessage], state_position: int | None = None
+) -> list[dict[str, Any]]:
+    """Chat-shaped dicts with the LangChain id as `client_id` (a second part of one message
+    gets `:n`). An id-less message gets a digest id only at a known `state_position` (a graph
+    state); elsewhere the client gives it a new UUID, so "yes" said twice is stored twice."""
     out: list[dict[str, Any]] = []
     for offset, message in enumerate(messages):
-        client_id = client_id_of(message, start + offset)
+        if message.id or state_position is not None:
+            client_id = client_id_of(message, (state_position or 0) + offset)
+        else:
+            client_id = str(uuid.uuid4())
         converted = convert_to_openai_messages([message])
         for part, payload in enumerate(converted):
             suffix = f":{part}" if part else ""

@@ -184,7 +184,7 @@ class FoldwiseHook:
             client_id = client_id_of(message, position)
             if client_id not in stored:
                 ids.append(client_id)
-                payload += to_foldwise([message], start=position)
+                payload += to_foldwise([message], state_position=position)
         return ids, payload
 
     def _store(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
