@@ -142,3 +142,21 @@ async def test_runner_with_a_foldwise_session(server: Server, providers: FakePro
     assert last_input[1]["role"] == "assistant"
     assert len(last_input) < 6 * 4
     await client.close()
+
+
+async def test_pop_item_splits_a_turn_of_two_calls(server: Server) -> None:
+    client = AsyncFoldwise(server.base_url)
+    session = FoldwiseSession(new_id("two-calls"), client=client)
+    first, second = new_id("call"), new_id("call")
+    await session.add_items(
+        [
+            user("Do two things."),
+            {"type": "function_call", "call_id": first, "name": "a", "arguments": "{}"},
+            {"type": "function_call", "call_id": second, "name": "b", "arguments": "{}"},
+        ]
+    )
+    popped = [await session.pop_item() for _ in range(4)]
+    assert [p["call_id"] if p else None for p in popped[:2]] == [second, first]
+    assert popped[2] is not None and popped[2]["role"] == "user"
+    assert popped[3] is None and await session.get_items() == []
+    await client.close()
