@@ -173,6 +173,10 @@ class TestValidation:
         await append(client, "s", said("user", "go"), call("c1"), output("c1", "ok"))
         reused = await post(client, "s", call("c1"), output("c1", "again"))
         assert_error(reused, 422, "invalid_message")
+        deep = {**call("c2"), "arguments": '{"a": ' * 80 + "1" + "}" * 80}
+        assert_error(await post(client, "s", deep), 422, "validation_error")
+        nul = {**call("c3"), "arguments": '{"a": "\\u0000"}'}
+        assert_error(await post(client, "s", nul), 422, "validation_error")
 
 
 class TestContext:
