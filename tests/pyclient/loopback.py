@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 class Drop(Exception):
@@ -55,7 +55,7 @@ class LoopbackServer:
     ) -> tuple[int, dict[str, str], bytes]:
         raise NotImplementedError
 
-    def start(self) -> LoopbackServer:
+    def start(self) -> Self:
         self._thread.start()
         return self
 

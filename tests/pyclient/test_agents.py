@@ -4,10 +4,11 @@ and `Runner.run` with the SDK's own Responses model talking to a fake Responses 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents.items import TResponseInputItem
 from agents.memory import Session
 from agents.models.openai_responses import OpenAIResponsesModel
 from foldwise_client import AsyncFoldwise
@@ -40,6 +41,19 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+def items(*raw: dict[str, Any]) -> list[TResponseInputItem]:
+    """Responses items as the SDK passes them (plain dicts typed as its TypedDicts)."""
+    return cast(list[TResponseInputItem], list(raw))
+
+
+async def got(session: FoldwiseSession, limit: int | None = None) -> list[dict[str, Any]]:
+    return cast(list[dict[str, Any]], await session.get_items(limit))
+
+
+async def pop(session: FoldwiseSession) -> dict[str, Any] | None:
+    return cast(dict[str, Any] | None, await session.pop_item())
+
+
 def assistant_turn(call_id: str) -> list[dict[str, Any]]:
     return [
         {"type": "reasoning", "id": new_id("rs"), "summary": []},
@@ -67,41 +81,41 @@ async def test_session_protocol(server: Server) -> None:
         new_id("agents"), client=client, session_options={"system_prompt": "Sys."}
     )
     assert isinstance(session, Session)
-    assert await session.get_items() == []
-    assert await session.pop_item() is None
+    assert await got(session) == []
+    assert await pop(session) is None
 
     call_id = new_id("call")
-    await session.add_items([user("Weather?")])  # creates the session
+    await session.add_items(items(user("Weather?")))  # creates the session
     await session.add_items(
-        [
+        items(
             *assistant_turn(call_id),
             {"type": "function_call_output", "call_id": call_id, "output": "sunny"},
-        ]
+        )
     )
-    items = await session.get_items()
-    assert items[0] == {"type": "message", "role": "system", "content": "Sys."}
-    assert [i.get("type") for i in items[1:]] == [
+    stored_items = await got(session)
+    assert stored_items[0] == {"type": "message", "role": "system", "content": "Sys."}
+    assert [i.get("type") for i in stored_items[1:]] == [
         "message",
         "reasoning",
         "message",
         "function_call",
         "function_call_output",
     ]
-    assert items[-1]["output"] == "sunny" and items[-2]["call_id"] == call_id
-    assert await session.get_items(limit=2) == items[-2:]
+    assert stored_items[-1]["output"] == "sunny" and stored_items[-2]["call_id"] == call_id
+    assert await got(session, limit=2) == stored_items[-2:]
     stored = [m async for m in client.iter_messages(session.session_id)]
     assert [m["role"] for m in stored] == ["user", "assistant", "tool"], "one assistant turn"
 
-    output = await session.pop_item()
+    output = await pop(session)
     assert output is not None and output["type"] == "function_call_output"
-    call = await session.pop_item()
+    call = await pop(session)
     assert call is not None and call["type"] == "function_call" and call["call_id"] == call_id
-    after = await session.get_items()
+    after = await got(session)
     assert [i.get("type") for i in after[1:]] == ["message", "reasoning", "message"]
-    assert len(after) == len(items) - 2, "each pop removes exactly one item"
+    assert len(after) == len(stored_items) - 2, "each pop removes exactly one item"
 
     await session.clear_session()
-    assert await session.get_items() == [items[0]], "only the system prompt is left"
+    assert await got(session) == [stored_items[0]], "only the system prompt is left"
     await client.close()
 
 
@@ -149,14 +163,14 @@ async def test_pop_item_splits_a_turn_of_two_calls(server: Server) -> None:
     session = FoldwiseSession(new_id("two-calls"), client=client)
     first, second = new_id("call"), new_id("call")
     await session.add_items(
-        [
+        items(
             user("Do two things."),
             {"type": "function_call", "call_id": first, "name": "a", "arguments": "{}"},
             {"type": "function_call", "call_id": second, "name": "b", "arguments": "{}"},
-        ]
+        )
     )
-    popped = [await session.pop_item() for _ in range(4)]
+    popped = [await pop(session) for _ in range(4)]
     assert [p["call_id"] if p else None for p in popped[:2]] == [second, first]
     assert popped[2] is not None and popped[2]["role"] == "user"
-    assert popped[3] is None and await session.get_items() == []
+    assert popped[3] is None and await got(session) == []
     await client.close()

@@ -119,6 +119,7 @@ async def test_append_gives_every_message_a_client_id(fw: AsyncView) -> None:
     assert stored[1]["client_id"] and stored[1]["client_id"] != "mine-1"
     assert "client_id" not in posted[1], "the caller's messages are not changed"
     assert not any(m["duplicate"] for m in stored)
+    assert [m["indexes"] for m in stored] == [[0], [1]]
 
     again = await fw.append_messages(sid, [mine])
     assert again["messages"][0]["duplicate"] is True

@@ -67,6 +67,7 @@ class AppendedMessage(TypedDict):
     created_at: str
     client_id: str | None
     duplicate: bool
+    indexes: list[int]  # the posted entries this stored message holds (grouped Responses items)
 
 
 class AppendResult(TypedDict):
