@@ -158,7 +158,10 @@ def _initial_state(
     live = [m for m in ordered if m.seq > request.summary_through_seq and m is not pinned]
     if request.format != "raw":
         live = [as_user_note(m, counter) for m in live]
-    grouping = group_units(live, counter)
+    # A call is pending only when nothing follows it: not when the pinned first user message
+    # (held apart from the units) comes after every live message.
+    pinned_last = pinned is not None and bool(live) and pinned.seq > live[-1].seq
+    grouping = group_units(live, counter, pending_allowed=not pinned_last)
     state = State(
         request=request,
         counter=counter,

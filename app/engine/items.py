@@ -72,12 +72,16 @@ def item_type(raw: Any) -> str | None:
     if not isinstance(raw, Mapping):
         return None
     kind = raw.get("type")
-    if kind in ITEM_TYPES or (kind is not None and "role" not in raw):
+    # Types are compared only as strings: a posted list or object is not hashable.
+    if (isinstance(kind, str) and kind in ITEM_TYPES) or (kind is not None and "role" not in raw):
         return str(kind) if isinstance(kind, str) else repr(kind)
     content = raw.get("content")
     easy_keys = kind is None and "role" in raw and set(raw) <= EASY_KEYS
     parts = content if easy_keys and isinstance(content, list) else ()
-    easy = any(isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in parts)
+    easy = any(
+        isinstance(p, Mapping) and isinstance(p.get("type"), str) and p["type"] in PART_TYPES
+        for p in parts
+    )
     developer = easy_keys and raw.get("role") == "developer"  # no Chat message has this role
     return "message" if easy or developer else None
 
@@ -164,7 +168,7 @@ def _parts(value: Any, index: int, *, allowed: frozenset[str]) -> Content:
     for position, part in enumerate(value):
         where = f"{path}[{position}]"
         kind = part.get("type") if isinstance(part, Mapping) else None
-        if kind not in allowed:
+        if not isinstance(kind, str) or kind not in allowed:
             expected = ", ".join(sorted(allowed))
             _fail(InvalidItem, index, f"{where}.type", f"expected a part of type {expected}")
         if kind == "input_image":

@@ -109,8 +109,11 @@ def _dicts(calls: Sequence[object] | None) -> list[dict[str, object]] | None:
     return [dict(c) for c in calls] if calls else None  # type: ignore[call-overload]
 
 
-def group_units(messages: Sequence[Message], counter: TokenCounter) -> Grouping:
-    """Repair dangling ids, then split `messages` (seq order) into units."""
+def group_units(
+    messages: Sequence[Message], counter: TokenCounter, *, pending_allowed: bool = True
+) -> Grouping:
+    """Repair dangling ids, then split `messages` (seq order) into units. With
+    `pending_allowed`, the newest message may keep calls still waiting for their results."""
     grouping = Grouping(units=[])
     issued: dict[str, int] = {}
     for index, message in enumerate(messages):
@@ -136,7 +139,7 @@ def group_units(messages: Sequence[Message], counter: TokenCounter) -> Grouping:
     final: list[Message] = []
     for position, message in enumerate(kept):
         unanswered = {c for c in message.call_ids if c not in answered}
-        if unanswered and position < len(kept) - 1:
+        if unanswered and (position < len(kept) - 1 or not pending_allowed):
             stripped = _without_calls(message, unanswered, counter)
             if stripped is None:
                 grouping.dropped[message.id] = "tool call without a result"

@@ -60,6 +60,7 @@ _SESSION_COLUMNS = (
     "summary_tokens",
     "summary_method",
     "cleared_through_seq",
+    "live_removed",
     "last_context",
 )
 _JSON_COLUMNS = {"tools", "settings", "last_context"}

@@ -142,6 +142,17 @@ class TestValidation:
                 "invalid_item",
                 0,
             ),
+            # A part type that is not a string (not hashable): a 422, never a 500.
+            (
+                [{"type": "message", "role": "user", "content": [{"type": [], "text": "x"}]}],
+                "invalid_item",
+                0,
+            ),
+            (
+                [{"type": "message", "role": "user", "content": [{"type": {}, "text": "x"}]}],
+                "invalid_item",
+                0,
+            ),
         ],
     )
     async def test_bad_items_are_422_with_the_index(

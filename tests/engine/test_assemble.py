@@ -107,6 +107,30 @@ class TestSummary:
 
 
 class TestPendingCall:
+    def test_a_call_before_the_pinned_first_user_message_is_not_pending(self) -> None:
+        # An assistant-first history: the call is unanswered and a user message follows it.
+        # The pinned first user message is held apart from the units, yet it still comes
+        # after the call, so the call is left out rather than sent unanswered mid-history.
+        history = [
+            make_message(
+                1, "assistant", [{"type": "tool_use", "id": "t1", "name": "cat", "input": {}}]
+            ),
+            make_message(2, "user", "alpha"),
+        ]
+        for fmt in ("anthropic", "openai"):
+            result = assemble(
+                AssemblyInput(
+                    messages=tuple(history),
+                    context_window=0,
+                    max_tokens=4000,
+                    format=fmt,
+                    settings=ContextSettings(pin_first_message=True, cache_breakpoints=False),
+                ),
+                COUNTER,
+            )
+            assert [m["role"] for m in result.messages if m["role"] != "system"] == ["user"]
+            assert "message m1 not sent: tool call without a result" in result.warnings
+
     def test_newest_pending_call_is_kept_under_pressure(self) -> None:
         history = [make_message(1, "user", "go")]
         for i in range(2, 30, 2):
