@@ -9,10 +9,11 @@ STAMP  := $(VENV)/.installed
 install: $(STAMP)
 
 # Idempotent: rebuilt only when the lock or pyproject changes.
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e clients/python
 	touch $(STAMP)
 
 run: install

@@ -1,0 +1,220 @@
+"""LangChain and LangGraph adapters (extra `[langchain]`).
+
+- `FoldwiseChatMessageHistory`: a `BaseChatMessageHistory` whose `messages` are the session's
+  folded context (what to send next), not every stored message.
+- `FoldwiseHook`: a LangGraph `create_react_agent` `pre_model_hook` that stores the graph's new
+  messages in the session and returns `llm_input_messages` from the context route (the state's
+  `messages` stay whole), and a `post_model_hook` that stores the model's reply at once.
+
+Messages are stored with their LangChain id as `client_id`, so posting one twice stores it once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+from foldwise_client._lc_messages import client_id_of, to_foldwise, to_langchain
+from foldwise_client.async_client import AsyncFoldwise
+from foldwise_client.client import Foldwise
+from foldwise_client.errors import SessionExistsError, SessionNotFoundError
+
+MAX_BATCH = 1000  # the server's largest append
+
+
+class _Sessions:
+    """The clients and options shared by the adapters; creates a missing session on first
+    write with `session_options` (model, system_prompt, tools, settings, metadata)."""
+
+    def __init__(
+        self,
+        client: Foldwise | None,
+        async_client: AsyncFoldwise | None,
+        session_options: Mapping[str, Any] | None,
+        context_options: Mapping[str, Any] | None,
+    ) -> None:
+        self._client = client
+        self._async_client = async_client
+        self.session_options = dict(session_options or {})
+        self.context_options = {**(context_options or {}), "format": "openai"}
+
+    @property
+    def client(self) -> Foldwise:
+        if self._client is None:
+            self._client = Foldwise()
+        return self._client
+
+    @property
+    def async_client(self) -> AsyncFoldwise:
+        if self._async_client is None:
+            self._async_client = AsyncFoldwise()
+        return self._async_client
+
+    def append(self, session_id: str, payload: list[dict[str, Any]]) -> None:
+        for start in range(0, len(payload), MAX_BATCH):
+            batch = payload[start : start + MAX_BATCH]
+            try:
+                self.client.append_messages(session_id, batch)
+            except SessionNotFoundError:
+                with contextlib.suppress(SessionExistsError):
+                    self.client.create_session(session_id, **self.session_options)
+                self.client.append_messages(session_id, batch)
+
+    async def aappend(self, session_id: str, payload: list[dict[str, Any]]) -> None:
+        for start in range(0, len(payload), MAX_BATCH):
+            batch = payload[start : start + MAX_BATCH]
+            try:
+                await self.async_client.append_messages(session_id, batch)
+            except SessionNotFoundError:
+                with contextlib.suppress(SessionExistsError):
+                    await self.async_client.create_session(session_id, **self.session_options)
+                await self.async_client.append_messages(session_id, batch)
+
+    def context(self, session_id: str) -> list[BaseMessage]:
+        try:
+            ctx = self.client.context(session_id, **self.context_options)
+        except SessionNotFoundError:
+            return []
+        return to_langchain(ctx.messages)
+
+    async def acontext(self, session_id: str) -> list[BaseMessage]:
+        try:
+            ctx = await self.async_client.context(session_id, **self.context_options)
+        except SessionNotFoundError:
+            return []
+        return to_langchain(ctx.messages)
+
+
+class FoldwiseChatMessageHistory(BaseChatMessageHistory):
+    """Chat history kept in a Foldwise session (for `RunnableWithMessageHistory` and the like).
+
+    `messages` / `aget_messages()` return the context to send next: the system prompt with the
+    summary of folded messages, then the recent messages, under the budget (`context_options`:
+    `max_tokens`, `model`, any context setting). `clear()` starts a fresh context; the stored
+    messages stay (`Foldwise.delete_session` removes them).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        client: Foldwise | None = None,
+        async_client: AsyncFoldwise | None = None,
+        session_options: Mapping[str, Any] | None = None,
+        context_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self._sessions = _Sessions(client, async_client, session_options, context_options)
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]  # a property by design
+        return self._sessions.context(self.session_id)
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        return await self._sessions.acontext(self.session_id)
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        self._sessions.append(self.session_id, to_foldwise(messages))
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        await self._sessions.aappend(self.session_id, to_foldwise(messages))
+
+    def clear(self) -> None:
+        with contextlib.suppress(SessionNotFoundError):
+            self._sessions.client.clear(self.session_id)
+
+    async def aclear(self) -> None:
+        with contextlib.suppress(SessionNotFoundError):
+            await self._sessions.async_client.clear(self.session_id)
+
+
+class FoldwiseHook:
+    """LangGraph hooks for `create_react_agent(..., pre_model_hook=hook.pre_model_hook,
+    post_model_hook=hook.post_model_hook)`.
+
+    The session is `session_id`, else the run's `configurable.thread_id`. Before each model
+    call the state's messages not yet stored are appended (by LangChain id: a message is never
+    stored twice, also after a restart), and the model gets the session's context as
+    `llm_input_messages`; the graph state keeps every message. Put the system prompt in the
+    session (`session_options={"system_prompt": ...}`), not in `prompt=`: the summary of folded
+    messages travels with it.
+    """
+
+    def __init__(
+        self,
+        session_id: str | None = None,
+        *,
+        client: Foldwise | None = None,
+        async_client: AsyncFoldwise | None = None,
+        session_options: Mapping[str, Any] | None = None,
+        context_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self._sessions = _Sessions(client, async_client, session_options, context_options)
+        self._stored: dict[str, set[str]] = {}
+        self.pre_model_hook = RunnableLambda(
+            self._pre, afunc=self._apre, name="foldwise_pre_model_hook"
+        )
+        self.post_model_hook = RunnableLambda(
+            self._post, afunc=self._apost, name="foldwise_post_model_hook"
+        )
+
+    def _session(self, config: RunnableConfig | None) -> str:
+        if self.session_id is not None:
+            return self.session_id
+        thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        if thread is None:
+            raise ValueError("FoldwiseHook needs a session_id or a configurable thread_id")
+        return str(thread)
+
+    def _unstored(
+        self, session_id: str, state: Mapping[str, Any]
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """The ids of the state's messages this hook has not stored yet, and their payload
+        (only those are converted: a long state costs an id lookup per message)."""
+        stored = self._stored.setdefault(session_id, set())
+        ids: list[str] = []
+        payload: list[dict[str, Any]] = []
+        for position, message in enumerate(state["messages"]):
+            client_id = client_id_of(message, position)
+            if client_id not in stored:
+                ids.append(client_id)
+                payload += to_foldwise([message], state_position=position)
+        return ids, payload
+
+    def _store(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
+        session_id = self._session(config)
+        ids, payload = self._unstored(session_id, state)
+        if payload:
+            self._sessions.append(session_id, payload)
+        self._stored[session_id].update(ids)
+        return session_id
+
+    async def _astore(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
+        session_id = self._session(config)
+        ids, payload = self._unstored(session_id, state)
+        if payload:
+            await self._sessions.aappend(session_id, payload)
+        self._stored[session_id].update(ids)
+        return session_id
+
+    def _pre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        session_id = self._store(state, config)
+        return {"llm_input_messages": self._sessions.context(session_id)}
+
+    async def _apre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        session_id = await self._astore(state, config)
+        return {"llm_input_messages": await self._sessions.acontext(session_id)}
+
+    def _post(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        self._store(state, config)
+        return {}
+
+    async def _apost(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        await self._astore(state, config)
+        return {}

@@ -1,0 +1,197 @@
+"""The JSON the server returns, as TypedDicts (field for field the server's wire models:
+app/schemas/ in the Foldwise repository). Timestamps stay ISO 8601 strings."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+Format = Literal["anthropic", "openai", "openai_responses", "raw"]
+SummarizeMode = Literal["auto", "never", "force"]
+Strategy = Literal["auto", "rule", "llm", "hybrid"]
+SummaryPlacement = Literal["system", "messages"]
+SessionSort = Literal[
+    "updated_at", "message_count", "total_tokens", "summary_version", "created_at", "id"
+]
+SortOrder = Literal["asc", "desc"]
+
+
+class ContextSettings(TypedDict, total=False):
+    """Per-session `settings`, and overrides of a context request (docs/reference.md §Settings)."""
+
+    threshold: float
+    reserved_output_tokens: int
+    keep_recent: int
+    pin_first_message: bool
+    summary_placement: SummaryPlacement
+    strategy: Strategy
+    max_summary_tokens: int
+    fold_target: float
+    prune_target: float
+    prune_at_least: int
+    cache_breakpoints: bool
+
+
+class SummaryState(TypedDict):
+    text: str | None
+    version: int
+    through_id: str | None
+    through_seq: int
+    message_count: int
+    tokens: int
+    method: str | None
+
+
+class Session(TypedDict):
+    id: str
+    model: str
+    system_prompt: str | None
+    tools: list[dict[str, Any]] | None
+    settings: dict[str, Any]
+    metadata: dict[str, Any]
+    message_count: int
+    total_tokens: int
+    summary: SummaryState | None
+    created_at: str
+    updated_at: str
+
+
+class SessionPage(TypedDict):
+    sessions: list[Session]
+    next_cursor: str | None
+
+
+class AppendedMessage(TypedDict):
+    id: str
+    seq: int
+    token_count: int
+    created_at: str
+    client_id: str | None
+    duplicate: bool
+    indexes: list[int]  # the posted entries this stored message holds (grouped Responses items)
+
+
+class AppendResult(TypedDict):
+    messages: list[AppendedMessage]
+
+
+class StoredMessage(TypedDict):
+    id: str
+    seq: int
+    role: str
+    content: Any
+    name: str | None
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    metadata: dict[str, Any]
+    token_count: int
+    client_id: str | None
+    created_at: str
+
+
+class PoppedMessage(StoredMessage):
+    """`DELETE …/messages/last`: the removed message and its rendering as Responses items."""
+
+    items: list[dict[str, Any]]
+
+
+class MessagePage(TypedDict):
+    messages: list[StoredMessage]
+    next_after_seq: int | None
+
+
+class Calibration(TypedDict):
+    family: str
+    ratio: float
+    samples: int
+
+
+class CacheUsage(TypedDict):
+    prefix_tokens: int
+    reason: str
+    breakpoints: int
+
+
+class ContextUsage(TypedDict, total=False):
+    context_window: int
+    threshold: float
+    reserved_output_tokens: int
+    budget: int
+    system_tokens: int
+    tools_tokens: int
+    summary_tokens: int
+    message_tokens: int
+    estimated_tokens: int
+    total_tokens: int
+    calibration: Calibration
+    cache: CacheUsage | None
+
+
+class ExplainItem(TypedDict):
+    id: str
+    seq: int
+    status: str
+    tokens: int
+
+
+class SummarizeResult(TypedDict):
+    session_id: str
+    folded: bool
+    messages_folded: int
+    summary: SummaryState | None
+    method: str | None
+    fallback: str | None
+    stats: dict[str, Any] | None
+
+
+class SummaryHistoryItem(TypedDict):
+    text: str | None
+    version: int
+    through_id: str | None
+    through_seq: int
+    message_count: int
+    tokens: int
+    method: str
+    model: str | None
+    tokens_in: int
+    tokens_out: int
+    stats: dict[str, Any]
+    created_at: str
+
+
+class SummaryHistoryPage(TypedDict):
+    summaries: list[SummaryHistoryItem]
+    next_cursor: str | None
+
+
+class UsageReportResult(TypedDict):
+    session_id: str
+    model: str
+    estimated_tokens: int
+    input_tokens: int
+    calibration: Calibration
+
+
+class TokenCount(TypedDict):
+    tokens: int
+    encoding: str
+    exact: bool
+    model: str
+
+
+class SummarizeContextResult(TypedDict):
+    summary: str
+    summary_tokens: int
+    strategy: str
+    fallback: str | None
+    input_messages: int
+    input_tokens: int
+    cached: bool
+
+
+class ModelInfo(TypedDict):
+    name: str
+    provider: str
+    context_window: int
+    max_output_tokens: int
+    encoding: str
+    exact: bool

@@ -1,0 +1,169 @@
+"""Fake model providers on loopback for the real SDKs (no network): the Anthropic Messages
+API (`/v1/messages`), the OpenAI Responses API (`/v1/responses`) and Chat Completions
+(`/v1/chat/completions`). Each records the request bodies it got and answers by one rule:
+after a tool result, report it; asked about the weather with tools on offer, call
+`get_weather`; otherwise acknowledge the last user text."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from typing import Any
+
+from tests.pyclient.loopback import LoopbackServer
+
+JSON = {"Content-Type": "application/json"}
+CITY_ARGS = json.dumps({"city": "Paris"})
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+class FakeProviders(LoopbackServer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: dict[str, list[dict[str, Any]]] = {
+            "messages": [],
+            "responses": [],
+            "chat": [],
+        }
+        self._lock = threading.Lock()
+
+    def handle(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        request = json.loads(body or b"{}")
+        route = path.split("?", 1)[0]
+        if method == "POST" and route == "/v1/messages":
+            kind, answer = "messages", self._anthropic(request)
+        elif method == "POST" and route == "/v1/responses":
+            kind, answer = "responses", self._responses(request)
+        elif method == "POST" and route == "/v1/chat/completions":
+            kind, answer = "chat", self._chat(request)
+        else:
+            return 404, JSON, b'{"error": {"message": "no such route", "type": "not_found"}}'
+        with self._lock:
+            self.requests[kind].append(request)
+        return 200, JSON, json.dumps(answer).encode()
+
+    def _anthropic(self, request: dict[str, Any]) -> dict[str, Any]:
+        last = request["messages"][-1]
+        blocks = last["content"] if isinstance(last["content"], list) else []
+        result = next((b for b in blocks if b.get("type") == "tool_result"), None)
+        if result is not None:
+            content: list[dict[str, Any]] = [
+                {"type": "text", "text": f"The tool says: {_text(result.get('content'))}"}
+            ]
+        elif request.get("tools") and "weather" in _text(last["content"]).lower():
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": _id("toolu"),
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                }
+            ]
+        else:
+            content = [{"type": "text", "text": f"Noted: {_text(last['content'])[:80]}"}]
+        return {
+            "id": _id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": request["model"],
+            "content": content,
+            "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 100, "output_tokens": 10},
+        }
+
+    def _responses(self, request: dict[str, Any]) -> dict[str, Any]:
+        items = request["input"]
+        last = items[-1] if isinstance(items, list) else {"role": "user", "content": items}
+        if last.get("type") == "function_call_output":
+            output = [self._message(f"The tool says: {last['output']}")]
+        elif request.get("tools") and "weather" in _text(last.get("content")).lower():
+            output = [
+                {
+                    "type": "function_call",
+                    "id": _id("fc"),
+                    "call_id": _id("call"),
+                    "name": "get_weather",
+                    "arguments": CITY_ARGS,
+                    "status": "completed",
+                }
+            ]
+        else:
+            output = [self._message(f"Noted: {_text(last.get('content'))[:80]}")]
+        return {
+            "id": _id("resp"),
+            "object": "response",
+            "created_at": 0,
+            "status": "completed",
+            "model": request["model"],
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": request.get("tools") or [],
+            "instructions": request.get("instructions"),
+            "error": None,
+            "incomplete_details": None,
+            "metadata": {},
+            "usage": {
+                "input_tokens": 100,
+                "output_tokens": 10,
+                "total_tokens": 110,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+
+    @staticmethod
+    def _message(text: str) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "id": _id("msg"),
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+
+    def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
+        last = request["messages"][-1]
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if last["role"] == "tool":
+            message["content"] = f"The tool says: {_text(last['content'])}"
+        elif request.get("tools") and "weather" in _text(last.get("content")).lower():
+            message["tool_calls"] = [
+                {
+                    "id": _id("call"),
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": CITY_ARGS},
+                }
+            ]
+        else:
+            message["content"] = f"Noted: {_text(last.get('content'))[:80]}"
+        return {
+            "id": _id("chatcmpl"),
+            "object": "chat.completion",
+            "created": 0,
+            "model": request["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        }
