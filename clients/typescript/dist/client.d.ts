@@ -2,11 +2,11 @@ import { type ContextParams } from './context.js';
 import { type RequestOptions } from './http.js';
 import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelList, PoppedMessage, Session, SessionCreate, SessionPage, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, UsageReport, UsageReportResponse } from './types.js';
 export interface ClientOptions {
-    /** Default: `FOLDWISE_URL`, else http://127.0.0.1:8000 (`make run`). */
+    /** Default: `FOLDWISE_BASE_URL`, else http://127.0.0.1:8000 (`make run`). */
     baseUrl?: string;
     /** Sent as `Authorization: Bearer <key>`. Default: `FOLDWISE_API_KEY`, else none (open mode). */
     apiKey?: string;
-    /** Per attempt. Default 90 s: longer than the server's own 60 s request timeout (a 503). */
+    /** Per attempt. Default 75 s: longer than the server's own 60 s request deadline (then a 503). */
     timeoutMs?: number;
     /** Retries after a 503 or a connection error. Default 2. */
     maxRetries?: number;
@@ -48,7 +48,7 @@ export declare class FoldwiseClient {
      */
     popMessage(sessionId: string, options?: RequestOptions): Promise<PoppedMessage>;
     /** What to send next, under the budget; `format` defaults to `anthropic`. */
-    getContext(sessionId: string, query?: ContextQuery, options?: RequestOptions): Promise<Context>;
+    context(sessionId: string, query?: ContextQuery, options?: RequestOptions): Promise<Context>;
     /** Stateless: prunes and drops posted messages to the budget, never summarizes. */
     assembleContext(body: AssembleRequest, options?: RequestOptions): Promise<AssembledContext>;
     /** Folds now; `folded: false` when nothing is left to fold. Not replayed after a connection error. */

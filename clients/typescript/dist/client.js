@@ -3,7 +3,7 @@
 import { withParams } from './context.js';
 import { Transport } from './http.js';
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000';
-const DEFAULT_TIMEOUT_MS = 90_000;
+const DEFAULT_TIMEOUT_MS = 75_000;
 const DEFAULT_MAX_RETRIES = 2;
 function env(name) {
     const value = typeof process === 'undefined' ? undefined : process.env?.[name];
@@ -14,7 +14,7 @@ export class FoldwiseClient {
     transport;
     constructor(options = {}) {
         this.transport = new Transport({
-            baseUrl: options.baseUrl ?? env('FOLDWISE_URL') ?? DEFAULT_BASE_URL,
+            baseUrl: options.baseUrl ?? env('FOLDWISE_BASE_URL') ?? DEFAULT_BASE_URL,
             apiKey: options.apiKey ?? env('FOLDWISE_API_KEY'),
             timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
             maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
@@ -87,7 +87,7 @@ export class FoldwiseClient {
     }
     // Context
     /** What to send next, under the budget; `format` defaults to `anthropic`. */
-    async getContext(sessionId, query = {}, options) {
+    async context(sessionId, query = {}, options) {
         const call = { method: 'GET', path: at(sessionId, '/context'), query, replayable: true };
         return withParams(await this.call(call, options));
     }

@@ -1,7 +1,9 @@
-// Context results with helpers that shape them for a provider SDK's create call:
-//   anthropic.messages.create({ model, max_tokens, ...context.anthropicParams() })
-//   openai.chat.completions.create({ model, ...context.openaiChatParams() })
-//   openai.responses.create({ model, ...context.openaiResponsesParams() })
+// Context results with helpers that shape them for a provider SDK's create call (as the
+// Python client's anthropic_kwargs / openai_kwargs / openai_responses_kwargs do):
+//   anthropic.messages.create(context.anthropicParams())
+//   openai.chat.completions.create(context.openaiChatParams())
+//   openai.responses.create(context.openaiResponsesParams())
+// and any field can be overridden with a spread: { ...context.openaiChatParams(), temperature: 0 }.
 // The helpers are non-enumerable: JSON.stringify(context) is still the wire response.
 function expectFormat(context, format, helper) {
     if (context.format !== format) {
@@ -12,21 +14,24 @@ function withTools(params, tools) {
     return tools && tools.length > 0 ? { ...params, tools } : params;
 }
 const helpers = {
-    anthropicParams() {
+    anthropicParams(options = {}) {
         expectFormat(this, 'anthropic', 'anthropicParams');
-        const params = { messages: this.messages };
-        if (this.system !== null && this.system !== undefined)
+        const maxTokens = options.maxTokens ?? this.usage.reserved_output_tokens;
+        if (!maxTokens)
+            throw new TypeError('no output reserved (reserved_output_tokens=0): pass maxTokens');
+        const params = { model: options.model ?? this.model, max_tokens: maxTokens, messages: this.messages };
+        if (this.system)
             params.system = this.system;
         return withTools(params, this.tools);
     },
-    openaiChatParams() {
+    openaiChatParams(options = {}) {
         expectFormat(this, 'openai', 'openaiChatParams');
-        return withTools({ messages: this.messages }, this.tools);
+        return withTools({ model: options.model ?? this.model, messages: this.messages }, this.tools);
     },
-    openaiResponsesParams() {
+    openaiResponsesParams(options = {}) {
         expectFormat(this, 'openai_responses', 'openaiResponsesParams');
-        const params = { input: this.messages };
-        if (typeof this.system === 'string')
+        const params = { model: options.model ?? this.model, input: this.messages };
+        if (typeof this.system === 'string' && this.system)
             params.instructions = this.system;
         return withTools(params, this.tools);
     },

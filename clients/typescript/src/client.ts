@@ -32,11 +32,11 @@ import type {
 } from './types.js';
 
 export interface ClientOptions {
-  /** Default: `FOLDWISE_URL`, else http://127.0.0.1:8000 (`make run`). */
+  /** Default: `FOLDWISE_BASE_URL`, else http://127.0.0.1:8000 (`make run`). */
   baseUrl?: string;
   /** Sent as `Authorization: Bearer <key>`. Default: `FOLDWISE_API_KEY`, else none (open mode). */
   apiKey?: string;
-  /** Per attempt. Default 90 s: longer than the server's own 60 s request timeout (a 503). */
+  /** Per attempt. Default 75 s: longer than the server's own 60 s request deadline (then a 503). */
   timeoutMs?: number;
   /** Retries after a 503 or a connection error. Default 2. */
   maxRetries?: number;
@@ -50,7 +50,7 @@ export type Context = ContextResponse & ContextParams;
 export type AssembledContext = AssembleResponse & ContextParams;
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000';
-const DEFAULT_TIMEOUT_MS = 90_000;
+const DEFAULT_TIMEOUT_MS = 75_000;
 const DEFAULT_MAX_RETRIES = 2;
 
 function env(name: string): string | undefined {
@@ -65,7 +65,7 @@ export class FoldwiseClient {
 
   constructor(options: ClientOptions = {}) {
     this.transport = new Transport({
-      baseUrl: options.baseUrl ?? env('FOLDWISE_URL') ?? DEFAULT_BASE_URL,
+      baseUrl: options.baseUrl ?? env('FOLDWISE_BASE_URL') ?? DEFAULT_BASE_URL,
       apiKey: options.apiKey ?? env('FOLDWISE_API_KEY'),
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
@@ -155,7 +155,7 @@ export class FoldwiseClient {
   // Context
 
   /** What to send next, under the budget; `format` defaults to `anthropic`. */
-  async getContext(sessionId: string, query: ContextQuery = {}, options?: RequestOptions): Promise<Context> {
+  async context(sessionId: string, query: ContextQuery = {}, options?: RequestOptions): Promise<Context> {
     const call: Call = { method: 'GET', path: at(sessionId, '/context'), query, replayable: true };
     return withParams(await this.call<ContextResponse>(call, options));
   }

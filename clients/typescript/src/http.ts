@@ -1,13 +1,8 @@
-// One request, with the client's policy: bearer auth, a per-attempt timeout, and retries
-// with backoff on 503 (the server changed nothing) and on connection errors (only for
-// requests whose replay cannot change the result, or that never reached the server).
-import {
-  FoldwiseConnectionError,
-  FoldwiseError,
-  FoldwiseTimeoutError,
-  ServerError,
-  errorFromResponse,
-} from './errors.js';
+// One request, with the client's policy (the Python client's too): bearer auth, a timeout
+// per attempt, and retries with backoff on 503 (the server changed nothing) and on connection
+// errors and timeouts: always when the request never left, otherwise only for calls whose
+// replay cannot change the result (an append is such a call, through its client_ids).
+import { APIConnectionError, APITimeoutError, InternalServerError, errorFromResponse } from './errors.js';
 
 export interface TransportOptions {
   baseUrl: string;
@@ -39,11 +34,12 @@ export interface Call {
   replayable: boolean;
 }
 
-// Backoff: 250 ms doubling to at most 8 s, each wait jittered to 50-100% of its value.
+// Backoff: 250 ms doubling to at most 10 s, each wait jittered to 50-100% of its value so
+// clients that failed together do not come back together.
 const BACKOFF_BASE_MS = 250;
-const BACKOFF_CAP_MS = 8_000;
-// A Retry-After longer than this is not waited for as given.
-const RETRY_AFTER_CAP_MS = 30_000;
+const BACKOFF_CAP_MS = 10_000;
+// A longer Retry-After is cut to this (the server sends 1 s with its 503s).
+const RETRY_AFTER_CAP_MS = 10_000;
 // Errors whose request cannot have reached the server: always safe to retry.
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -59,7 +55,7 @@ export class Transport {
       try {
         ({ status, text, retryAfter } = await this.attempt(call, options));
       } catch (error) {
-        if (!(error instanceof FoldwiseConnectionError)) throw error;
+        if (!(error instanceof APIConnectionError)) throw error;
         if (attempt >= maxRetries || !(call.replayable || notSent(error))) throw error;
         await sleep(backoff(attempt), options.signal);
         continue;
@@ -95,14 +91,10 @@ export class Transport {
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (timeout.aborted) {
-        throw new FoldwiseTimeoutError(
-          `${call.method} ${call.path}: no response within ${timeoutMs} ms`, 0, 'timeout', null, { cause: error },
-        );
+        throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, { cause: error });
       }
       const message = error instanceof Error ? error.message : String(error);
-      throw new FoldwiseConnectionError(
-        `${call.method} ${call.path}: ${message}`, 0, 'connection_error', null, { cause: error },
-      );
+      throw new APIConnectionError(`${call.method} ${call.path}: ${message}`, { cause: error });
     }
   }
 
@@ -120,11 +112,11 @@ function parseBody<T>(status: number, text: string): T {
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new ServerError(`HTTP ${status} with a body that is not JSON`, status, 'invalid_response', text.slice(0, 200));
+    throw new InternalServerError(status, 'invalid_response', `HTTP ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
   }
 }
 
-function notSent(error: FoldwiseError): boolean {
+function notSent(error: APIConnectionError): boolean {
   const code = (error.cause as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return typeof code === 'string' && NOT_SENT.has(code);
 }

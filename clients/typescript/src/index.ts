@@ -7,17 +7,23 @@ export type {
   ProviderJson,
 } from './context.js';
 export {
-  AuthError,
+  APIConnectionError,
+  APIStatusError,
+  APITimeoutError,
+  AuthenticationError,
   BadRequestError,
   ConflictError,
-  FoldwiseConnectionError,
   FoldwiseError,
-  FoldwiseTimeoutError,
+  InternalServerError,
+  NoMessagesError,
   NotFoundError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
   RateLimitError,
-  ServerError,
-  UnavailableError,
-  ValidationError,
+  ServiceUnavailableError,
+  SessionExistsError,
+  SessionNotFoundError,
+  UnprocessableEntityError,
 } from './errors.js';
 export type { RequestOptions } from './http.js';
 export type * from './types.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConflictError, ValidationError } from '../dist/index.js';
+import { ConflictError, UnprocessableEntityError } from '../dist/index.js';
 import { client, transcript, uniqueId } from './support/foldwise.mjs';
 
 const READ_FILE = {
@@ -19,10 +19,13 @@ async function sessionWith(messages, create = {}) {
 describe('context', () => {
   it('gives anthropic params that spread into messages.create', async () => {
     const { foldwise, id } = await sessionWith(transcript(2), { tools: [READ_FILE] });
-    const context = await foldwise.getContext(id, { cache_breakpoints: false });
+    const context = await foldwise.context(id, { cache_breakpoints: false });
     assert.equal(context.format, 'anthropic');
     const params = context.anthropicParams();
-    assert.deepEqual(Object.keys(params).sort(), ['messages', 'system', 'tools']);
+    assert.deepEqual(Object.keys(params).sort(), ['max_tokens', 'messages', 'model', 'system', 'tools']);
+    assert.equal(params.model, 'claude-sonnet-4-5');
+    assert.equal(params.max_tokens, context.usage.reserved_output_tokens);
+    assert.deepEqual(context.anthropicParams({ maxTokens: 64, model: 'claude-haiku-4-5' }).max_tokens, 64);
     assert.equal(params.system, 'Be brief.');
     assert.equal(params.messages.length, 4);
     assert.equal(params.tools[0].name, 'read_file');
@@ -33,7 +36,8 @@ describe('context', () => {
 
   it('gives openai chat params with the system prompt as the first message', async () => {
     const { foldwise, id } = await sessionWith(transcript(1));
-    const params = (await foldwise.getContext(id, { format: 'openai' })).openaiChatParams();
+    const params = (await foldwise.context(id, { format: 'openai', model: 'gpt-4o' })).openaiChatParams();
+    assert.equal(params.model, 'gpt-4o');
     assert.deepEqual(params.messages[0], { role: 'system', content: 'Be brief.' });
     assert.equal(params.messages.length, 3);
     assert.equal('tools' in params, false, 'no tools key without tools');
@@ -41,7 +45,7 @@ describe('context', () => {
 
   it('folds older messages into a summary under a small budget', async () => {
     const { foldwise, id } = await sessionWith(transcript(12, 60));
-    const context = await foldwise.getContext(id, { max_tokens: 1200, keep_recent: 2, explain: true });
+    const context = await foldwise.context(id, { max_tokens: 1200, keep_recent: 2, explain: true });
     assert.equal(context.summarized, true);
     assert.ok(context.summary?.text, 'a summary was written');
     assert.ok(context.messages_included < context.messages_total);
@@ -61,10 +65,10 @@ describe('context', () => {
 
     const cleared = await foldwise.clear(id);
     assert.equal(cleared.id, id);
-    const after = await foldwise.getContext(id);
+    const after = await foldwise.context(id);
     assert.equal(after.messages.length, 0);
     await foldwise.appendMessages(id, [{ role: 'user', content: 'a fresh start' }]);
-    const fresh = await foldwise.getContext(id, { format: 'openai' });
+    const fresh = await foldwise.context(id, { format: 'openai' });
     assert.deepEqual(fresh.messages.map((m) => m.content), ['Be brief.', 'a fresh start']);
   });
 
@@ -75,17 +79,17 @@ describe('context', () => {
       assert.equal(error.code, 'no_context_served');
       return true;
     });
-    const context = await foldwise.getContext(id);
+    const context = await foldwise.context(id);
     const report = await foldwise.reportUsage(id, { input_tokens: context.usage.estimated_tokens * 2 });
     assert.equal(report.input_tokens, context.usage.estimated_tokens * 2);
     assert.equal(report.calibration.samples, 1);
     assert.ok(report.calibration.ratio > 1.5);
   });
 
-  it('rejects a budget below the system prompt with ValidationError', async () => {
+  it('rejects a budget below the system prompt with UnprocessableEntityError', async () => {
     const { foldwise, id } = await sessionWith([], { system_prompt: 'word '.repeat(400) });
-    const error = await foldwise.getContext(id, { max_tokens: 50 }).catch((e) => e);
-    assert.ok(error instanceof ValidationError);
+    const error = await foldwise.context(id, { max_tokens: 50 }).catch((e) => e);
+    assert.ok(error instanceof UnprocessableEntityError);
     assert.equal(error.code, 'budget_too_small');
   });
 });

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AuthError, ConflictError, FoldwiseClient, FoldwiseError, NotFoundError, ValidationError } from '../dist/index.js';
+import {
+  APIStatusError,
+  AuthenticationError,
+  ConflictError,
+  FoldwiseClient,
+  FoldwiseError,
+  NotFoundError,
+  SessionExistsError,
+  SessionNotFoundError,
+  UnprocessableEntityError,
+} from '../dist/index.js';
 import { BASE_URL, OTHER_KEY, client, uniqueId } from './support/foldwise.mjs';
 
 describe('sessions', () => {
@@ -23,7 +33,7 @@ describe('sessions', () => {
     assert.equal((await foldwise.getSession(id)).system_prompt, 'You are terse.');
 
     assert.equal(await foldwise.deleteSession(id), undefined);
-    await assert.rejects(foldwise.getSession(id), NotFoundError);
+    await assert.rejects(foldwise.getSession(id), SessionNotFoundError);
   });
 
   it('assigns an id when none is given', async () => {
@@ -50,43 +60,49 @@ describe('sessions', () => {
 });
 
 describe('errors', () => {
-  it('maps the envelope of a missing session to NotFoundError', async () => {
+  it('maps the envelope of a missing session to SessionNotFoundError', async () => {
     const error = await client().getSession(uniqueId('missing')).catch((e) => e);
+    assert.ok(error instanceof SessionNotFoundError);
     assert.ok(error instanceof NotFoundError);
+    assert.ok(error instanceof APIStatusError);
     assert.ok(error instanceof FoldwiseError);
     assert.equal(error.status, 404);
     assert.equal(error.code, 'session_not_found');
-    assert.equal(error.name, 'NotFoundError');
+    assert.equal(error.name, 'SessionNotFoundError');
+    assert.match(error.message, /does not exist/);
+    assert.equal(error.details.session_id.startsWith('missing-'), true);
   });
 
-  it('maps a taken id to ConflictError', async () => {
+  it('maps a taken id to SessionExistsError, a ConflictError', async () => {
     const foldwise = client();
     const id = uniqueId();
     await foldwise.createSession({ id });
     const error = await foldwise.createSession({ id }).catch((e) => e);
+    assert.ok(error instanceof SessionExistsError);
     assert.ok(error instanceof ConflictError);
+    assert.equal(error.status, 409);
     assert.equal(error.code, 'session_exists');
   });
 
-  it('maps a rejected message to ValidationError with its details', async () => {
+  it('maps a rejected message to UnprocessableEntityError with its details', async () => {
     const foldwise = client();
     const { id } = await foldwise.createSession({ id: uniqueId() });
     const error = await foldwise.appendMessages(id, [{ role: 'robot', content: 'beep' }]).catch((e) => e);
-    assert.ok(error instanceof ValidationError);
+    assert.ok(error instanceof UnprocessableEntityError);
     assert.equal(error.status, 422);
     assert.equal(error.code, 'invalid_message');
     assert.ok(error.details, 'details name the message');
   });
 
-  it('sends the API key as a bearer token, and maps 401 to AuthError', async () => {
+  it('sends the API key as a bearer token, and maps 401 to AuthenticationError', async () => {
     const anonymous = new FoldwiseClient({ baseUrl: BASE_URL, apiKey: '' });
     const missing = await anonymous.listModels().catch((e) => e);
-    assert.ok(missing instanceof AuthError);
+    assert.ok(missing instanceof AuthenticationError);
     assert.equal(missing.status, 401);
     assert.equal(missing.code, 'unauthorized');
 
     const wrong = await client({ apiKey: 'not-a-key' }).listModels().catch((e) => e);
-    assert.ok(wrong instanceof AuthError);
+    assert.ok(wrong instanceof AuthenticationError);
     assert.ok((await client().listModels()).models.length > 0);
   });
 

@@ -3,11 +3,13 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { afterEach, describe, it } from 'node:test';
 import {
+  APIConnectionError,
+  APIStatusError,
+  APITimeoutError,
   FoldwiseClient,
-  FoldwiseConnectionError,
-  FoldwiseTimeoutError,
-  ServerError,
-  UnavailableError,
+  InternalServerError,
+  RateLimitError,
+  ServiceUnavailableError,
 } from '../dist/index.js';
 import { startFakeHttp } from './support/fake-http.mjs';
 
@@ -27,26 +29,39 @@ describe('retries', () => {
     assert.equal(fake.requests.length, 3);
   });
 
-  it('gives up after maxRetries with UnavailableError', async () => {
+  it('gives up after maxRetries with ServiceUnavailableError', async () => {
     fake = await startFakeHttp([UNAVAILABLE]);
     const error = await clientFor(fake.url, { maxRetries: 1 }).listModels().catch((e) => e);
-    assert.ok(error instanceof UnavailableError);
+    assert.ok(error instanceof ServiceUnavailableError);
     assert.equal(error.code, 'database_unavailable');
     assert.equal(fake.requests.length, 2);
   });
 
   it('does not retry a 500', async () => {
     fake = await startFakeHttp([{ status: 500, body: { error: { code: 'internal_error', message: 'bug', details: null } } }, MODELS]);
-    await assert.rejects(clientFor(fake.url).listModels(), ServerError);
+    await assert.rejects(clientFor(fake.url).listModels(), InternalServerError);
     assert.equal(fake.requests.length, 1);
   });
 
   it('maps a body that is not an envelope to http_<status>', async () => {
     fake = await startFakeHttp([{ status: 502, body: 'bad gateway' }]);
     const error = await clientFor(fake.url).listModels().catch((e) => e);
-    assert.ok(error instanceof ServerError);
+    assert.ok(error instanceof InternalServerError);
     assert.equal(error.code, 'http_502');
     assert.equal(error.status, 502);
+    assert.equal(error.message, '"bad gateway"');
+  });
+
+  it('maps other statuses by family, without retrying them', async () => {
+    fake = await startFakeHttp([{ status: 429, body: { error: { code: 'rate_limited', message: 'slow down', details: { limit: 1 } } } }]);
+    const limited = await clientFor(fake.url).listModels().catch((e) => e);
+    assert.ok(limited instanceof RateLimitError);
+    assert.deepEqual([limited.code, limited.message, limited.details], ['rate_limited', 'slow down', { limit: 1 }]);
+    await fake.close();
+    fake = await startFakeHttp([{ status: 418, body: { error: { code: 'teapot', message: 'no', details: null } } }]);
+    const other = await clientFor(fake.url).listModels().catch((e) => e);
+    assert.equal(other.constructor, APIStatusError);
+    assert.equal(fake.requests.length, 1);
   });
 
   it('retries a dropped connection of a replayable call, keeping its client_id', async () => {
@@ -60,7 +75,7 @@ describe('retries', () => {
 
   it('does not replay a pop after a dropped connection', async () => {
     fake = await startFakeHttp(['drop', POPPED]);
-    await assert.rejects(clientFor(fake.url).popMessage('s1'), FoldwiseConnectionError);
+    await assert.rejects(clientFor(fake.url).popMessage('s1'), APIConnectionError);
     assert.equal(fake.requests.length, 1);
   });
 
@@ -78,20 +93,26 @@ describe('retries', () => {
     };
     const foldwise = clientFor(`http://127.0.0.1:${port}`, { fetch: countingFetch, maxRetries: 2 });
     const error = await foldwise.popMessage('s1').catch((e) => e);
-    assert.ok(error instanceof FoldwiseConnectionError);
-    assert.equal(error.status, 0);
+    assert.ok(error instanceof APIConnectionError);
+    assert.equal(error.cause.cause.code, 'ECONNREFUSED');
     assert.equal(attempts.length, 3);
   });
 });
 
 describe('timeouts and cancellation', () => {
-  it('throws FoldwiseTimeoutError when no answer arrives in time, without retrying', async () => {
+  it('throws APITimeoutError when no answer arrives in time, after retrying a replayable call', async () => {
     fake = await startFakeHttp([{ ...MODELS, delayMs: 2000 }]);
     const started = Date.now();
-    const error = await clientFor(fake.url, { timeoutMs: 100 }).listModels().catch((e) => e);
-    assert.ok(error instanceof FoldwiseTimeoutError, String(error));
-    assert.equal(error.code, 'timeout');
+    const error = await clientFor(fake.url, { timeoutMs: 100, maxRetries: 1 }).listModels().catch((e) => e);
+    assert.ok(error instanceof APITimeoutError, String(error));
+    assert.ok(error instanceof APIConnectionError);
     assert.ok(Date.now() - started < 1500);
+    assert.equal(fake.requests.length, 2);
+  });
+
+  it('does not resend a call that is not replayable after a timeout', async () => {
+    fake = await startFakeHttp([{ ...POPPED, delayMs: 2000 }]);
+    await assert.rejects(clientFor(fake.url).popMessage('s1', { timeoutMs: 100 }), APITimeoutError);
     assert.equal(fake.requests.length, 1);
   });
 
