@@ -82,14 +82,14 @@ def cmd_serve(settings: Settings, host: str, port: int, workers: int) -> int:
 
 
 def cmd_count(settings: Settings, source: str, model_name: str | None) -> int:
-    from app.engine.shapes import normalize_message
+    from app.engine.items import normalize_posted
     from app.tokens.counter import counter_for
     from app.tokens.registry import load_registry
 
     model = load_registry(settings).get(model_name or settings.default_model)
     counter = counter_for(model)
-    messages = [normalize_message(raw, i) for i, raw in enumerate(read_transcript(source))]
-    total = sum(counter.count_message(m) for m in messages)
+    posted = normalize_posted(read_transcript(source))
+    total = sum(counter.count_message(p.message) for p in posted)
     print(total)
     return 0
 

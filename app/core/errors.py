@@ -46,6 +46,34 @@ class InvalidMessage(FoldwiseError):
     code = "invalid_message"
 
 
+class InvalidItem(InvalidMessage):
+    """An OpenAI Responses input item Foldwise cannot store (details: index, path, reason)."""
+
+    code = "invalid_item"
+
+
+class UnknownItemType(InvalidMessage):
+    code = "unknown_item_type"
+
+
+class InvalidArguments(InvalidMessage):
+    """A `function_call` whose `arguments` is not the JSON text of an object."""
+
+    code = "invalid_arguments"
+
+
+class UnmatchedCallOutput(InvalidMessage):
+    """A `function_call_output` answering no call of the post or of the session."""
+
+    code = "unmatched_call_output"
+
+
+class DanglingReasoning(InvalidMessage):
+    """A `reasoning` item posted without the message or call it precedes."""
+
+    code = "dangling_reasoning"
+
+
 class UnknownModel(FoldwiseError):
     status_code = 422
     code = "unknown_model"
@@ -90,3 +118,25 @@ class CursorMismatch(InvalidCursor):
 class ServiceUnavailable(FoldwiseError):
     status_code = 503
     code = "service_unavailable"
+
+
+class NoMessages(NotFound):
+    code = "no_messages"
+
+
+class MessageSummarized(Conflict):
+    """The newest message is already folded into the summary."""
+
+    code = "message_summarized"
+
+
+class FoldInProgress(Conflict):
+    """A fold of the session is running; retry once it is done."""
+
+    code = "fold_in_progress"
+
+
+class MessageCleared(Conflict):
+    """The newest message is before the clear marker."""
+
+    code = "message_cleared"

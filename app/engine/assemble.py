@@ -203,7 +203,7 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         usage=usage,
         explain=explain,
         warnings=tuple(state.warnings),
-        messages_included=len(rendered.messages),
+        messages_included=_included(rendered.sources, fmt),
         messages_total=len(ordered),
         fold_plan=plan,
         pruned=tuple(e.id for e in explain if e.status == "pruned"),
@@ -214,6 +214,12 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
         breakpoints=placed,
         sources=tuple(rendered.sources),
     )
+
+
+def _included(sources: Sequence[str], fmt: Format) -> int:
+    """Output messages; for openai_responses (several items per stored message) the stored
+    and synthetic messages they come from."""
+    return len(dict.fromkeys(sources)) if fmt == "openai_responses" else len(sources)
 
 
 def _plan(

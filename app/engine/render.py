@@ -14,7 +14,13 @@ provider rejects them anywhere else), then:
   is None; tool results become `role: tool` messages right after their assistant message (an
   Anthropic user message carrying N results becomes N `tool` messages: the format has no
   other way); blocks the format cannot carry (DROPPED_IN_OPENAI) are dropped, never text.
+- openai_responses: OpenAI Responses input items (app/engine/responses.py); top-level
+  `system` is the `instructions` string; one stored message may become several items;
 - raw: the stored messages as dicts, system top-level.
+
+Reasoning items of the Responses API (stored as `reasoning` blocks) are carried only in
+openai_responses; Anthropic `thinking` blocks only in anthropic. Elsewhere both are dropped,
+never turned into text, and a message holding nothing else is left out.
 
 `Rendered.sources` names where each output message comes from: a stored message id, or one of
 the SYNTHETIC tags for a message Foldwise adds (flagged in `explain`).
@@ -38,7 +44,7 @@ from app.engine.types import Block, Message
 from app.engine.units import rebuild
 from app.tokens.base import TokenCounter
 
-Format = Literal["anthropic", "openai", "raw"]
+Format = Literal["anthropic", "openai", "openai_responses", "raw"]
 
 SUMMARY_HEADER = "Summary of earlier conversation:\n"
 SUMMARY_PAIR_HEADER = "[Summary of earlier conversation]\n"
@@ -47,7 +53,13 @@ CONTINUATION_TEXT = "(conversation continues)"
 SYSTEM_NOTE_PREFIX = "[system] "
 EMPTY_RESULT_TEXT = "(no output)"
 # Private reasoning (with its signature) is only valid sent back to Anthropic as a block.
-DROPPED_IN_OPENAI: frozenset[str] = frozenset({"thinking", "redacted_thinking"})
+THINKING: frozenset[str] = frozenset({"thinking", "redacted_thinking"})
+# A Responses reasoning item (its encrypted_content) is only valid sent back to OpenAI's
+# Responses API.
+REASONING = "reasoning"
+DROPPED_IN_OPENAI: frozenset[str] = THINKING | {REASONING}
+DROPPED_IN_ANTHROPIC: frozenset[str] = frozenset({REASONING})
+DROPPED_IN_RESPONSES: frozenset[str] = THINKING
 # Sources of output messages Foldwise adds itself (not stored messages).
 SYNTHETIC_SYSTEM = "system"
 SYNTHETIC_SUMMARY = "summary"
@@ -94,32 +106,54 @@ def as_user_note(message: Message, counter: TokenCounter) -> Message:
     return dataclasses.replace(rebuild(message, counter, text), role="user")
 
 
+def _function_spec(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+    """name, description, parameters (+ strict) of a client function tool in any of the three
+    shapes: Anthropic (`input_schema`), Chat (nested `function`), Responses (flat `function`).
+    None for a provider server tool, which is sent as posted."""
+    function = tool.get("function")
+    if tool.get("type") == "function" and isinstance(function, Mapping):
+        source, schema = function, function.get("parameters")
+    elif tool.get("type") == "function" and "name" in tool:
+        source, schema = tool, tool.get("parameters")
+    elif "input_schema" in tool:
+        source, schema = tool, tool["input_schema"]
+    else:
+        return None
+    spec = {
+        "name": source.get("name"),
+        "description": source.get("description", ""),
+        "parameters": schema if schema is not None else {"type": "object", "properties": {}},
+    }
+    if "strict" in source:
+        spec["strict"] = source["strict"]
+    return spec
+
+
+def render_tool(tool: Mapping[str, Any], fmt: Format) -> dict[str, Any]:
+    spec = _function_spec(tool)
+    if spec is None or fmt == "raw" or ("input_schema" in tool and fmt == "anthropic"):
+        return dict(tool)
+    if fmt == "anthropic":
+        return {
+            "name": spec["name"],
+            "description": spec["description"],
+            "input_schema": spec["parameters"],
+        }
+    if fmt == "openai":
+        if isinstance(tool.get("function"), Mapping):
+            return dict(tool)
+        return {"type": "function", "function": spec}
+    if tool.get("type") == "function" and not isinstance(tool.get("function"), Mapping):
+        return dict(tool)  # already a Responses function tool
+    return {"type": "function", **spec}
+
+
 def render_tools(
     tools: Sequence[Mapping[str, Any]] | None, fmt: Format
 ) -> list[dict[str, Any]] | None:
     if not tools:
         return None
-    rendered = []
-    for tool in tools:
-        function = tool.get("function")
-        if fmt == "anthropic" and tool.get("type") == "function" and isinstance(function, Mapping):
-            rendered.append(
-                {
-                    "name": function.get("name"),
-                    "description": function.get("description", ""),
-                    "input_schema": function.get(
-                        "parameters", {"type": "object", "properties": {}}
-                    ),
-                }
-            )
-        elif fmt == "openai" and "input_schema" in tool:
-            spec = {"name": tool.get("name"), "description": tool.get("description", "")}
-            rendered.append(
-                {"type": "function", "function": {**spec, "parameters": tool["input_schema"]}}
-            )
-        else:
-            rendered.append(dict(tool))
-    return rendered
+    return [render_tool(tool, fmt) for tool in tools]
 
 
 def render(
@@ -155,7 +189,12 @@ def render(
         ]
     entries += _relocate_results([_entry(m) for m in messages])
     if fmt == "anthropic":
-        out = _anthropic(entries)
+        out = _anthropic(_without(entries, DROPPED_IN_ANTHROPIC))
+        return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out])
+    if fmt == "openai_responses":
+        from app.engine.responses import to_items  # it builds on this module's entries
+
+        out = to_items(_without(entries, DROPPED_IN_RESPONSES))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out])
     head = [({"role": "system", "content": system}, SYNTHETIC_SYSTEM)] if system else []
     out = head + _openai(entries)
@@ -208,6 +247,16 @@ def _entry(message: Message) -> Entry:
             }
         )
     return ("user" if message.role == "system" else message.role), blocks, message.id
+
+
+def _without(entries: list[Entry], dropped: frozenset[str]) -> list[Entry]:
+    """Entries without the blocks a format cannot carry; an entry left empty is left out."""
+    out: list[Entry] = []
+    for role, blocks, source in entries:
+        kept = [b for b in blocks if b.get("type") not in dropped]
+        if kept:
+            out.append((role, kept if len(kept) < len(blocks) else blocks, source))
+    return out
 
 
 def _relocate_results(entries: list[Entry]) -> list[Entry]:
@@ -323,7 +372,7 @@ def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for block in blocks:
         kind = block.get("type")
-        url = _image_url(block) if kind == "image" else None
+        url = image_url(block) if kind == "image" else None
         if kind == "image_url":
             parts.append(dict(block))
         elif url:
@@ -333,7 +382,7 @@ def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _image_url(block: Block) -> str | None:
+def image_url(block: Block) -> str | None:
     source = block.get("source")
     if not isinstance(source, Mapping):
         return None

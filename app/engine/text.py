@@ -19,6 +19,10 @@ def block_text(block: Block) -> str:
         return content_text(block.get("content", ""))
     if kind in ("image", "document"):
         return f"[{kind}]"
+    if kind == "reasoning":  # a Responses reasoning item: its readable summary, not the blob
+        summary = block.get("summary")
+        parts = summary if isinstance(summary, list) else []
+        return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     return _json(block)
 
 

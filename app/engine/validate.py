@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.engine.render import Format, Rendered
+from app.engine.responses import validate_responses
 
 Wire = Sequence[Mapping[str, Any]]
 
@@ -152,6 +153,11 @@ def violations(rendered: Rendered, fmt: Format) -> list[str]:
             problems.append("openai output has a top-level system")
         if sum(m.get("role") == "system" for m in rendered.messages) > 1:
             problems.append("more than one system message")
+        return problems
+    if fmt == "openai_responses":
+        problems = validate_responses(rendered.messages)
+        if rendered.system is not None and not isinstance(rendered.system, str):
+            problems.append("openai_responses system is not a string")
         return problems
     return validate_raw(rendered.messages)
 

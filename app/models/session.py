@@ -32,6 +32,11 @@ class Session(Base):
     # Sum of token_count over the messages after the clear marker, kept by appends (+) and
     # clears (reset), so GET /sessions/{id} never sums a long history.
     live_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # Messages removed by DELETE …/messages/last (seqs are never reused, so
+    # message_count = last_seq − removed_count), and of those the ones after the clear
+    # marker (reset by clears, like live_tokens).
+    removed_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    live_removed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     # Summary state (docs/reference.md §Concepts). No FK on summary_through_id: messages
     # already reference sessions, and a cycle would need use_alter and deferred constraints for

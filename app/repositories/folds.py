@@ -147,6 +147,7 @@ class FoldRepository:
                 summary_method="clear",
                 cleared_through_seq=last_seq,
                 live_tokens=0,
+                live_removed=0,
                 fold_lease_owner=None,
                 fold_lease_until=None,
             )

@@ -1,11 +1,12 @@
-"""Message queries. Messages are only ever inserted; nothing here updates or deletes one."""
+"""Message queries. Messages are inserted, never updated; the only delete is of a session's
+newest message, by its owner (DELETE …/messages/last). Summarization never deletes one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Text, cast, or_, select
+from sqlalchemy import Text, cast, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Message
@@ -79,3 +80,15 @@ class MessageRepository:
             .limit(limit)
         )
         return list((await self.db.execute(stmt)).scalars())
+
+    async def newest(self, session_pk: int) -> Message | None:
+        stmt = (
+            select(Message)
+            .where(Message.session_id == session_pk)
+            .order_by(Message.seq.desc())
+            .limit(1)
+        )
+        return (await self.db.execute(stmt)).scalar_one_or_none()
+
+    async def remove(self, row: Message) -> None:
+        await self.db.execute(delete(Message).where(Message.id == row.id))

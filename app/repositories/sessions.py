@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -15,16 +15,16 @@ from app.models import Session
 from app.models.base import utcnow
 from app.schemas.sessions import SessionSort, SortOrder
 
-# The column each sort reads; message_count = last_seq and total_tokens = live_tokens
-# (see `stats`), so sorting needs no aggregate over messages. No index per sort: every
+# The column each sort reads; message_count = last_seq − removed_count and total_tokens =
+# live_tokens (see `stats`), so sorting needs no aggregate over messages. No index per sort: every
 # append updates updated_at, last_seq and live_tokens, and indexing them would cost each
 # append (and PostgreSQL's HOT updates) to speed up a listing; a sorted page reads the
 # tenant's rows and keeps the top `limit`. `sort=id` follows the (tenant, external_id)
 # unique index. The id prefix is a substr() equality (collation-proof, case-sensitive on
 # both databases), so it filters the tenant's rows rather than seeking the index.
-SORT_COLUMNS: dict[SessionSort, InstrumentedAttribute[Any]] = {
+SORT_COLUMNS: dict[SessionSort, InstrumentedAttribute[Any] | ColumnElement[Any]] = {
     SessionSort.updated_at: Session.updated_at,
-    SessionSort.message_count: Session.last_seq,
+    SessionSort.message_count: Session.last_seq - Session.removed_count,
     SessionSort.total_tokens: Session.live_tokens,
     SessionSort.summary_version: Session.summary_version,
     SessionSort.created_at: Session.created_at,
@@ -108,8 +108,19 @@ class SessionRepository:
 
     @staticmethod
     def stats(row: Session) -> SessionStats:
-        # Seqs are gap-free and messages leave only with their session: count = last_seq.
-        return SessionStats(message_count=row.last_seq, total_tokens=row.live_tokens)
+        # Seqs are never reused; messages leave with their session or one by one from the end
+        # (DELETE …/messages/last, counted in removed_count).
+        message_count = row.last_seq - row.removed_count
+        return SessionStats(message_count=message_count, total_tokens=row.live_tokens)
+
+    @staticmethod
+    def sort_value(row: Session, sort: SessionSort) -> Any:
+        """The value of `row` the sort `sort` orders by (a keyset cursor's position)."""
+        if sort is SessionSort.message_count:
+            return row.last_seq - row.removed_count
+        column = SORT_COLUMNS[sort]
+        assert isinstance(column, InstrumentedAttribute)  # the other sorts read one column
+        return getattr(row, column.key)
 
     async def delete(self, row: Session) -> None:
         # Messages and summaries go with it (ON DELETE CASCADE).
@@ -132,6 +143,22 @@ class SessionRepository:
         if last_seq is None:  # deleted between the read and the lock
             raise SessionNotFound(row.external_id)
         return int(last_seq)
+
+    async def remove_newest(self, row: Session, tokens: int) -> None:
+        """Account for the newest message, after the clear marker, being deleted: seqs are
+        not reused (last_seq stays), updated_at moves (the served-context cache sees it)."""
+        stmt = (
+            update(Session)
+            .where(Session.pk == row.pk)
+            .values(
+                live_tokens=Session.live_tokens - tokens,
+                removed_count=Session.removed_count + 1,
+                live_removed=Session.live_removed + 1,
+                updated_at=utcnow(),
+            )
+            .execution_options(synchronize_session=False)
+        )
+        await self.db.execute(stmt)
 
     async def advance_seq(self, row: Session, count: int, tokens: int) -> None:
         stmt = (

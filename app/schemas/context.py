@@ -12,7 +12,7 @@ from app.core.settings import Strategy, SummaryPlacement
 from app.schemas.common import SummaryState
 from app.schemas.door import Json, MessageJson, Text, TokenCount, check_tool_ids
 
-Format = Literal["anthropic", "openai", "raw"]
+Format = Literal["anthropic", "openai", "openai_responses", "raw"]
 SummarizeMode = Literal["auto", "never", "force"]
 # `synthetic`: a message Foldwise adds (id = its tag: system, summary, summary_ack,
 # continuation; seq 0), listed first, in output order.

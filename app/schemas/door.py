@@ -88,17 +88,22 @@ def _checked_message(message: dict[str, Any]) -> dict[str, Any]:
     for i, call in enumerate(calls if isinstance(calls, list) else ()):
         function = call.get("function") if isinstance(call, dict) else None
         arguments = function.get("arguments") if isinstance(function, dict) else None
-        if not isinstance(arguments, str):
-            continue
-        where = f"tool_calls.{i}.function.arguments"
-        try:
-            parsed = json.loads(arguments)
-        except RecursionError:
-            raise DoorError(f"{where} is nested more than {MAX_DEPTH} levels deep") from None
-        except ValueError:
-            continue  # not JSON: every reader keeps it as plain text
-        check_json(parsed, where, depth=1)
+        _check_arguments(arguments, f"tool_calls.{i}.function.arguments")
+    if message.get("type") == "function_call":  # a Responses item
+        _check_arguments(message.get("arguments"), "arguments")
     return message
+
+
+def _check_arguments(arguments: Any, where: str) -> None:
+    if not isinstance(arguments, str):
+        return
+    try:
+        parsed = json.loads(arguments)
+    except RecursionError:
+        raise DoorError(f"{where} is nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:
+        return  # not JSON: every reader keeps it as plain text
+    check_json(parsed, where, depth=1)
 
 
 Text = Annotated[str, AfterValidator(_checked)]
@@ -119,9 +124,14 @@ TOOL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,256}")
 
 
 def _tool_ids(message: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
-    """(calls, results) of one posted message as (path, id) pairs, either provider's shape."""
+    """(calls, results) of one posted message as (path, id) pairs, in any of the shapes."""
     calls: list[tuple[str, Any]] = []
     results: list[tuple[str, Any]] = []
+    kind = message.get("type")  # Responses items carry `call_id`
+    if kind == "function_call" and "call_id" in message:
+        calls.append(("call_id", message["call_id"]))
+    elif kind == "function_call_output" and "call_id" in message:
+        results.append(("call_id", message["call_id"]))
     if "tool_call_id" in message:
         results.append(("tool_call_id", message["tool_call_id"]))
     tool_calls = message.get("tool_calls")

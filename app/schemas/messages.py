@@ -14,7 +14,8 @@ MAX_BATCH = 1000
 
 
 class MessagesAppend(BaseModel):
-    """Messages in Anthropic or OpenAI shape, plus optional `client_id` and `metadata`."""
+    """Messages in Anthropic or OpenAI Chat shape, or OpenAI Responses input items, each with
+    optional `client_id` and `metadata`."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -39,6 +40,10 @@ class AppendedMessage(BaseModel):
     created_at: datetime
     client_id: str | None
     duplicate: bool = Field(description="True when client_id was already stored (a retry).")
+    indexes: list[int] = Field(
+        description="Indexes of the posted entries this stored message holds: one, or several "
+        "consecutive Responses items grouped into one assistant message."
+    )
 
 
 class AppendResult(BaseModel):
@@ -62,3 +67,12 @@ class MessageRead(BaseModel):
 class MessagePage(BaseModel):
     messages: list[MessageRead]
     next_after_seq: int | None
+
+
+class RemovedMessage(MessageRead):
+    """DELETE …/messages/last: the message removed, as stored, and as Responses items."""
+
+    items: list[dict[str, Any]] = Field(
+        description="The message rendered as OpenAI Responses input items (format "
+        "openai_responses): what an Agents SDK Session's pop_item returns."
+    )

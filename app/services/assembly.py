@@ -7,6 +7,8 @@ are dropped. `pruned` and `dropped` name posted messages by their index.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, ExplainEntry, assemble
 from app.engine.budget import Usage
@@ -59,6 +61,7 @@ def assemble_posted(
     info = registry.get(model)
     counter = counter_for(info)
     messages = to_messages(body.messages, counter)
+    starts = [int(m.id) for m in messages]
     tools = validate_tools(body.tools) if body.tools is not None else None
     overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
     context_settings, _strategy = resolve_settings(settings, None, overrides)
@@ -87,12 +90,20 @@ def assemble_posted(
         messages_included=result.messages_included,
         messages_total=result.messages_total,
         warnings=list(result.warnings),
-        pruned=sorted(int(i) for i in result.pruned),
-        dropped=sorted(int(i) for i in result.dropped),
+        pruned=_posted_indexes(result.pruned, starts, len(body.messages)),
+        dropped=_posted_indexes(result.dropped, starts, len(body.messages)),
     )
     if body.explain:
         response.explain = explain_items(result.explain)
     return response
+
+
+def _posted_indexes(ids: Sequence[str], starts: Sequence[int], total: int) -> list[int]:
+    """Engine message ids (the index of a message's first posted entry) → every posted index
+    the message holds: consecutive Responses items are grouped into one message, and the
+    messages' index ranges `starts[k] .. starts[k + 1] - 1` cover the post in order."""
+    ends = {start: end - 1 for start, end in zip(starts, [*starts[1:], total], strict=True)}
+    return [i for first in sorted({int(i) for i in ids}) for i in range(first, ends[first] + 1)]
 
 
 def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:

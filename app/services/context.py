@@ -216,7 +216,7 @@ class ContextAssembler:
             summary_message_count=row.summary_message_count,
             summary_method=row.summary_method,
             summary=summary_state(row),
-            messages_total=row.last_seq - row.cleared_through_seq,
+            messages_total=row.last_seq - row.cleared_through_seq - row.live_removed,
             messages=tuple(messages),
             calibration=calibration,
             last_served=dict(row.last_context or {}),

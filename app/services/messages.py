@@ -15,15 +15,31 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import InvalidMessage, UnknownModel
+from app.core.errors import (
+    FoldInProgress,
+    InvalidMessage,
+    MessageCleared,
+    MessageSummarized,
+    NoMessages,
+    UnknownModel,
+)
 from app.core.metrics import MESSAGES_APPENDED
 from app.core.settings import Settings
-from app.engine.shapes import NormalizedMessage, normalize_message
+from app.engine.items import Posted, normalize_posted, refuse_unmatched, unmatched_outputs
+from app.engine.render import render
+from app.engine.shapes import NormalizedMessage
+from app.engine.types import Message as EngineMessage
 from app.models import Message, Session
 from app.models.base import utcnow
 from app.models.message import new_id
 from app.repositories import MessageRepository, SessionRepository
-from app.schemas.messages import AppendedMessage, AppendResult, MessagePage, MessageRead
+from app.schemas.messages import (
+    AppendedMessage,
+    AppendResult,
+    MessagePage,
+    MessageRead,
+    RemovedMessage,
+)
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
 
@@ -44,7 +60,7 @@ def message_read(row: Message) -> MessageRead:
     )
 
 
-def _appended(row: Message, *, duplicate: bool) -> AppendedMessage:
+def _appended(row: Message, posted: Posted, *, duplicate: bool) -> AppendedMessage:
     return AppendedMessage(
         id=row.id,
         seq=row.seq,
@@ -52,6 +68,7 @@ def _appended(row: Message, *, duplicate: bool) -> AppendedMessage:
         created_at=row.created_at,
         client_id=row.client_id,
         duplicate=duplicate,
+        indexes=list(posted.indexes),
     )
 
 
@@ -74,7 +91,8 @@ class MessageService:
 
     async def append(self, session_id: str, raw: Sequence[Mapping[str, Any]]) -> AppendResult:
         session = await self.sessions.get_or_raise(session_id)
-        normalized = [normalize_message(item, index) for index, item in enumerate(raw)]
+        posted = normalize_posted(raw)
+        normalized = [p.message for p in posted]
         counter = self._counter(session)
         # Counting up to 8 MiB of text is CPU work: done in a thread, and before the write
         # lock is taken, so neither the event loop nor other writers wait for it.
@@ -84,19 +102,21 @@ class MessageService:
             session.pk, (m.client_id for m in normalized if m.client_id)
         )
         await self._refuse_reused_call_ids(session, normalized, stored)
+        await self._refuse_unmatched_outputs(session, raw, posted)
         results: list[AppendedMessage] = []
         new_rows: list[Message] = []
         now = utcnow()
-        for message, tokens in zip(normalized, counts, strict=True):
+        for entry, tokens in zip(posted, counts, strict=True):
+            message = entry.message
             known = stored.get(message.client_id) if message.client_id else None
             if known is not None:
-                results.append(_appended(known, duplicate=True))
+                results.append(_appended(known, entry, duplicate=True))
                 continue
             row = self._new_row(session, message, last_seq + len(new_rows) + 1, tokens, now)
             new_rows.append(row)
             if message.client_id:
                 stored[message.client_id] = row
-            results.append(_appended(row, duplicate=False))
+            results.append(_appended(row, entry, duplicate=False))
         if new_rows:
             await self.messages.add_all(new_rows)
             tokens = sum(row.token_count for row in new_rows)
@@ -125,6 +145,19 @@ class MessageService:
                 f"tool call id(s) already used in this session: {', '.join(reused)}",
                 {"reused_tool_ids": reused},
             )
+
+    async def _refuse_unmatched_outputs(
+        self, session: Session, raw: Sequence[Mapping[str, Any]], posted: list[Posted]
+    ) -> None:
+        """422 `unmatched_call_output` for a Responses `function_call_output` answering no call
+        of this post nor of a stored message after the clear marker."""
+        unmatched = unmatched_outputs(posted)
+        if not unmatched:
+            return
+        known = await self.messages.call_ids_in_use(
+            session.pk, session.cleared_through_seq, list(unmatched)
+        )
+        refuse_unmatched(raw, {c: i for c, i in unmatched.items() if c not in known})
 
     @staticmethod
     def _new_row(
@@ -157,3 +190,49 @@ class MessageService:
         rows = rows[:limit]
         next_after_seq = rows[-1].seq if has_more and rows else None
         return MessagePage(messages=[message_read(r) for r in rows], next_after_seq=next_after_seq)
+
+    async def remove_newest(self, session_id: str) -> RemovedMessage:
+        """Delete the session's newest message (an explicit user action: summarization never
+        deletes). Refused when the summary or the clear marker already covers it, or while a
+        fold runs (its summary could cover the message)."""
+        session = await self.sessions.get_or_raise(session_id)
+        await self.sessions.lock_for_append(session)
+        await self.sessions.db.refresh(session)  # the state under the lock
+        row = await self.messages.newest(session.pk)
+        if row is None:
+            raise NoMessages(f"session {session_id!r} has no messages", {"session_id": session_id})
+        details = {"session_id": session_id, "id": row.id, "seq": row.seq}
+        if row.seq <= session.cleared_through_seq:
+            raise MessageCleared("the newest message is before the clear marker", details)
+        if row.seq <= session.summary_through_seq:
+            raise MessageSummarized("the newest message is folded into the summary", details)
+        until = session.fold_lease_until
+        if session.fold_lease_owner and until is not None and until > utcnow():
+            raise FoldInProgress("a fold of this session is running; retry", details)
+        removed = RemovedMessage(**message_read(row).model_dump(), items=_as_items(row))
+        await self.messages.remove(row)
+        await self.sessions.remove_newest(session, row.token_count)
+        return removed
+
+
+def _as_items(row: Message) -> list[dict[str, Any]]:
+    """One stored message as Responses input items (no summary, no system prompt)."""
+    message = EngineMessage(
+        id=row.id,
+        seq=row.seq,
+        role=row.role,  # type: ignore[arg-type]  # stored roles are validated Roles
+        content=row.content,
+        tokens=row.token_count,
+        name=row.name,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+    )
+    rendered = render(
+        [message],
+        "openai_responses",
+        system_prompt=None,
+        summary=None,
+        placement="system",
+        tools=None,
+    )
+    return rendered.messages

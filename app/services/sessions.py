@@ -16,7 +16,6 @@ from app.core.settings import Settings
 from app.engine.shapes import validate_tools
 from app.models import Session
 from app.repositories import SessionRepository, SessionStats
-from app.repositories.sessions import SORT_COLUMNS
 from app.schemas.common import SummaryState
 from app.schemas.sessions import (
     SESSION_ID_PATTERN,
@@ -206,7 +205,7 @@ class SessionService:
         next_cursor = None
         if has_more and rows:
             last = rows[-1]
-            value = getattr(last, SORT_COLUMNS[sort].key) if sort else None
+            value = self.repo.sort_value(last, sort) if sort else None
             next_cursor = encode_page_cursor(sort, order, id_prefix, value, last.pk)
         return SessionPage(sessions=sessions, next_cursor=next_cursor)
 

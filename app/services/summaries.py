@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.cursors import decode_cursor, encode_cursor
-from app.repositories.context import ContextRepository
 from app.repositories.folds import FoldRepository
+from app.repositories.messages import MessageRepository
 from app.repositories.sessions import SessionRepository
 from app.repositories.summaries import SummaryRepository
 from app.schemas.context import (
@@ -76,7 +76,8 @@ async def clear_session(db: AsyncSession, tenant: str, session_id: str) -> Sessi
     # The session's write lock first: an append cannot slip in between reading the newest
     # message and moving the marker past it.
     last_seq = await sessions.lock_for_append(row)
-    newest = await ContextRepository(db).message_at(row.pk, last_seq) if last_seq else None
+    # The newest stored message (seq last_seq, unless it was removed since).
+    newest = await MessageRepository(db).newest(row.pk) if last_seq else None
     await FoldRepository(db).clear(
         row.pk, last_seq=last_seq, through_id=newest.id if newest else None
     )

@@ -1,4 +1,4 @@
-"""Message routes: append a batch, page through stored messages."""
+"""Message routes: append a batch, page through stored messages, remove the newest one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.door import MAX_SQL_INT
-from app.schemas.messages import AppendResult, MessagePage, MessagesAppend
+from app.schemas.messages import AppendResult, MessagePage, MessagesAppend, RemovedMessage
 from app.services.messages import MessageService
 
 router = APIRouter(prefix="/sessions", tags=["messages"], responses=ERROR_RESPONSES)
@@ -48,3 +48,9 @@ async def list_messages(
 ) -> MessagePage:
     """Stored messages with seq > `after_seq`, in seq order; `next_after_seq` pages on."""
     return await messages.page(session_id, after_seq=after_seq, limit=limit)
+
+
+@router.delete("/{session_id}/messages/last")
+async def remove_last_message(session_id: SessionId, messages: Messages) -> RemovedMessage:
+    """Delete the newest message (seqs are not reused); 409 once the summary covers it."""
+    return await messages.remove_newest(session_id)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import RegistryDep, SettingsDep, Tenant
-from app.engine.shapes import normalize_message, validate_tools
+from app.engine.items import normalize_posted
+from app.engine.shapes import validate_tools
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.tokens import CountTokensRequest, CountTokensResponse, ModelList, ModelRead
 from app.tokens.counter import counter_for
@@ -25,8 +26,8 @@ def count_tokens(
     if body.text is not None:
         tokens = counter.count_text(body.text)
     else:
-        normalized = [normalize_message(raw, i) for i, raw in enumerate(body.messages or [])]
-        tokens = sum(counter.count_message(m) for m in normalized)
+        posted = normalize_posted(body.messages or [])
+        tokens = sum(counter.count_message(p.message) for p in posted)
     if body.tools:
         tokens += counter.count_tools(validate_tools(body.tools))
     return CountTokensResponse(

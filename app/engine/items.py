@@ -1,0 +1,317 @@
+"""OpenAI Responses API input items on the way in: turned into the stored messages the engine
+already understands (docs/reference.md §Message shapes).
+
+A post may mix Responses items with Anthropic and OpenAI Chat messages. An item is a JSON
+object with `type` in ITEM_TYPES, any `type` and no `role` (rejected: an item Foldwise does
+not take), or the "easy" form `{"role", "content": [input_text / output_text parts]}`.
+
+- Consecutive assistant-side items of one post (`reasoning`, assistant `message`,
+  `function_call`) become ONE stored assistant message, so a reasoning item and the calls it
+  precedes are one message and the engine keeps or folds them whole: `content` holds the
+  reasoning items verbatim and one `text` block per text part, in posted order;
+  `tool_calls` holds the calls in OpenAI Chat form (`call_id` → `id`, `arguments` as posted).
+- `function_call_output` → a `tool` message (`tool_call_id` = `call_id`, `content` = output).
+- a `user` / `system` / `developer` message → a user / system message (text parts → `text`
+  blocks, `input_image` → an `image_url` part).
+Everything else of the post goes through `shapes.normalize_message` unchanged. Item keys the
+stored form does not use (`id`, `status`, …) are kept in `metadata["extra"]["items"]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from app.core.errors import (
+    DanglingReasoning,
+    InvalidArguments,
+    InvalidItem,
+    InvalidMessage,
+    UnknownItemType,
+    UnmatchedCallOutput,
+)
+from app.engine.shapes import (
+    EXTRA_KEY,
+    MAX_CLIENT_ID_LENGTH,
+    NormalizedMessage,
+    normalize_message,
+)
+from app.engine.types import Block, Content
+
+ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+TEXT_PARTS = frozenset({"input_text", "output_text"})
+PART_TYPES = TEXT_PARTS | {"input_image", "refusal"}
+ITEM_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+# Keys an item's stored form carries; any other key of the item is kept as extra.
+_USED_KEYS: dict[str, frozenset[str]] = {
+    "message": frozenset({"type", "role", "content"}),
+    "function_call": frozenset({"type", "call_id", "name", "arguments"}),
+    "function_call_output": frozenset({"type", "call_id", "output"}),
+}
+_OWN_KEYS = frozenset({"client_id", "metadata"})
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """One message to store, and the indexes of the posted entries it holds."""
+
+    message: NormalizedMessage
+    indexes: tuple[int, ...]
+
+
+def item_type(raw: Any) -> str | None:
+    """The Responses item type of a posted entry, or None for an Anthropic / Chat message."""
+    if not isinstance(raw, Mapping):
+        return None
+    kind = raw.get("type")
+    if kind in ITEM_TYPES or (kind is not None and "role" not in raw):
+        return str(kind) if isinstance(kind, str) else repr(kind)
+    content = raw.get("content")
+    parts = content if kind is None and "role" in raw and isinstance(content, list) else ()
+    easy = any(isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in parts)
+    return "message" if easy else None
+
+
+def _assistant_side(raw: Any) -> bool:
+    kind = item_type(raw)
+    return kind in ("reasoning", "function_call") or (
+        kind == "message" and raw.get("role") == "assistant"
+    )
+
+
+def normalize_posted(raw: Sequence[Any]) -> list[Posted]:
+    """Validate a posted list (InvalidMessage and its item subclasses, with index and path)
+    and turn it into the messages to store, grouping assistant-side items."""
+    out: list[Posted] = []
+    group: list[int] = []
+    for index, entry in enumerate(raw):
+        if _assistant_side(entry):
+            group.append(index)
+            continue
+        if group:
+            out.append(_assistant(raw, group))
+            group = []
+        kind = item_type(entry)
+        if kind is None:
+            out.append(Posted(normalize_message(entry, index), (index,)))
+        elif kind == "message":
+            out.append(Posted(_user_side(entry, index), (index,)))
+        elif kind == "function_call_output":
+            out.append(Posted(_call_output(entry, index), (index,)))
+        else:
+            _fail(UnknownItemType, index, f"messages[{index}].type", _unknown(kind))
+    if group:
+        out.append(_assistant(raw, group))
+    return out
+
+
+def unmatched_outputs(posted: Sequence[Posted]) -> dict[str, int]:
+    """Call id → index of each `tool` message answering no call made earlier in `posted`."""
+    made: set[str] = set()
+    unmatched: dict[str, int] = {}
+    for entry in posted:
+        message = entry.message
+        made.update(str(call.get("id")) for call in message.tool_calls or ())
+        if isinstance(message.content, list):
+            made.update(str(b.get("id")) for b in message.content if b.get("type") == "tool_use")
+        if message.tool_call_id and message.tool_call_id not in made:
+            unmatched[message.tool_call_id] = entry.indexes[0]
+    return unmatched
+
+
+def refuse_unmatched(raw: Sequence[Any], unmatched: Mapping[str, int]) -> None:
+    """UnmatchedCallOutput for the first `function_call_output` item among `unmatched` (Chat
+    `tool` messages keep today's rule: an orphan is stored and left out at read time)."""
+    for call_id, index in sorted(unmatched.items(), key=lambda pair: pair[1]):
+        if item_type(raw[index]) == "function_call_output":
+            reason = f"no function_call with call_id {call_id!r} in this post or the session"
+            _fail(UnmatchedCallOutput, index, f"messages[{index}].call_id", reason)
+
+
+def _unknown(kind: str) -> str:
+    return f"unknown item type {kind!r}: expected one of {', '.join(sorted(ITEM_TYPES))}"
+
+
+def _fail(error: type[InvalidMessage], index: int, path: str, reason: str) -> NoReturn:
+    raise error(f"{path}: {reason}", {"index": index, "path": path, "reason": reason})
+
+
+def _string(raw: Mapping[str, Any], key: str, index: int, *, empty: bool = False) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str) or (not value and not empty):
+        _fail(InvalidItem, index, f"messages[{index}].{key}", "must be a non-empty string")
+    return value
+
+
+def _parts(value: Any, index: int, *, allowed: frozenset[str]) -> Content:
+    """Item content (a string or parts) as a stored body: text parts → `text` blocks."""
+    path = f"messages[{index}].content"
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not value:
+        _fail(InvalidItem, index, path, "must be a string or a non-empty list of content parts")
+    blocks: list[Block] = []
+    for position, part in enumerate(value):
+        where = f"{path}[{position}]"
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind not in allowed:
+            expected = ", ".join(sorted(allowed))
+            _fail(InvalidItem, index, f"{where}.type", f"expected a part of type {expected}")
+        if kind == "input_image":
+            blocks.append(_image(part, index, where))
+            continue
+        key = "refusal" if kind == "refusal" else "text"
+        if not isinstance(part.get(key), str):
+            _fail(InvalidItem, index, f"{where}.{key}", "must be a string")
+        blocks.append({"type": "text", "text": part[key]})
+    return blocks
+
+
+def _image(part: Mapping[str, Any], index: int, where: str) -> Block:
+    url = part.get("image_url")
+    if not isinstance(url, str) or not url:
+        reason = "an input_image needs an image_url (file ids are not supported)"
+        _fail(InvalidItem, index, f"{where}.image_url", reason)
+    image: dict[str, Any] = {"url": url}
+    if isinstance(part.get("detail"), str):
+        image["detail"] = part["detail"]
+    return {"type": "image_url", "image_url": image}
+
+
+def _own(raw: Mapping[str, Any], index: int) -> tuple[str | None, dict[str, Any]]:
+    """The Foldwise keys of an item: `client_id` and `metadata`."""
+    client_id = raw.get("client_id")
+    if client_id is not None and (
+        not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH
+    ):
+        reason = f"must be a non-empty string of at most {MAX_CLIENT_ID_LENGTH} characters"
+        _fail(InvalidItem, index, f"messages[{index}].client_id", reason)
+    metadata = raw.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        _fail(InvalidItem, index, f"messages[{index}].metadata", "metadata must be an object")
+    if EXTRA_KEY in metadata:
+        reason = "reserved for the keys of Responses items"
+        _fail(InvalidItem, index, f"messages[{index}].metadata.{EXTRA_KEY}", reason)
+    return client_id, dict(metadata)
+
+
+def _extras(raw: Mapping[str, Any], kind: str, index: int) -> dict[str, Any] | None:
+    if kind == "reasoning":  # stored whole
+        return None
+    extra = {k: v for k, v in raw.items() if k not in _USED_KEYS[kind] | _OWN_KEYS}
+    return {"index": index, "type": kind, **extra} if extra else None
+
+
+def _with_extras(metadata: dict[str, Any], extras: list[dict[str, Any]]) -> dict[str, Any]:
+    return {**metadata, EXTRA_KEY: {"items": extras}} if extras else metadata
+
+
+def _user_side(raw: Mapping[str, Any], index: int) -> NormalizedMessage:
+    role = ITEM_ROLES.get(str(raw.get("role")))
+    if role is None or role == "assistant":
+        reason = "must be user, system or developer (assistant items are grouped)"
+        _fail(InvalidItem, index, f"messages[{index}].role", reason)
+    allowed = TEXT_PARTS if role == "system" else TEXT_PARTS | {"input_image"}
+    content = _parts(raw.get("content"), index, allowed=allowed)
+    client_id, metadata = _own(raw, index)
+    extra = _extras(raw, "message", index)
+    if raw.get("role") == "developer":
+        extra = {"index": index, "type": "message", **(extra or {}), "role": "developer"}
+    return NormalizedMessage(
+        role=role,  # type: ignore[arg-type]  # one of ITEM_ROLES' values
+        content=content,
+        name=None,
+        tool_calls=None,
+        tool_call_id=None,
+        metadata=_with_extras(metadata, [extra] if extra else []),
+        client_id=client_id,
+    )
+
+
+def _call_output(raw: Mapping[str, Any], index: int) -> NormalizedMessage:
+    call_id = _string(raw, "call_id", index)
+    output = raw.get("output")
+    if isinstance(output, list):
+        content = _parts(output, index, allowed=frozenset({"input_text"}))
+    elif isinstance(output, str):
+        content = output
+    else:
+        _fail(InvalidItem, index, f"messages[{index}].output", "must be a string or text parts")
+    client_id, metadata = _own(raw, index)
+    extra = _extras(raw, "function_call_output", index)
+    return NormalizedMessage(
+        role="tool",
+        content=content,
+        name=None,
+        tool_calls=None,
+        tool_call_id=call_id,
+        metadata=_with_extras(metadata, [extra] if extra else []),
+        client_id=client_id,
+    )
+
+
+def _call(raw: Mapping[str, Any], index: int) -> dict[str, Any]:
+    call_id = _string(raw, "call_id", index)
+    name = _string(raw, "name", index)
+    arguments = raw.get("arguments")
+    path = f"messages[{index}].arguments"
+    if not isinstance(arguments, str):
+        _fail(InvalidArguments, index, path, "must be a string of JSON text")
+    if arguments.strip():
+        try:
+            parsed = json.loads(arguments)
+        except (ValueError, RecursionError):
+            _fail(InvalidArguments, index, path, "is not valid JSON")
+        if not isinstance(parsed, dict):
+            _fail(InvalidArguments, index, path, "must be the JSON text of an object")
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _reasoning(raw: Mapping[str, Any], index: int) -> Block:
+    if not isinstance(raw.get("summary"), list):
+        _fail(InvalidItem, index, f"messages[{index}].summary", "a reasoning item needs a list")
+    for key in ("id", "encrypted_content"):
+        if key in raw and not isinstance(raw[key], str):
+            _fail(InvalidItem, index, f"messages[{index}].{key}", "must be a string")
+    return {k: v for k, v in raw.items() if k not in _OWN_KEYS}
+
+
+def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
+    blocks: list[Block] = []
+    calls: list[dict[str, Any]] = []
+    extras: list[dict[str, Any]] = []
+    client_ids: list[str] = []
+    metadata: dict[str, Any] = {}
+    for index in indexes:
+        item = raw[index]
+        kind = item_type(item)
+        client_id, own = _own(item, index)
+        client_ids += [client_id] if client_id else []
+        metadata.update(own)
+        if kind == "reasoning":
+            blocks.append(_reasoning(item, index))
+        elif kind == "function_call":
+            calls.append(_call(item, index))
+        else:
+            content = _parts(item.get("content"), index, allowed=TEXT_PARTS | {"refusal"})
+            blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
+        extra = _extras(item, str(kind), index)
+        extras += [extra] if extra else []
+    last = indexes[-1]
+    if not calls and not any(b.get("type") == "text" for b in blocks):
+        reason = "a reasoning item must be posted with the message or function_call it precedes"
+        _fail(DanglingReasoning, last, f"messages[{last}]", reason)
+    if len(set(client_ids)) > 1:
+        extras.append({"client_ids": client_ids[1:]})
+    message = NormalizedMessage(
+        role="assistant",
+        content=blocks if blocks else "",
+        name=None,
+        tool_calls=calls or None,
+        tool_call_id=None,
+        metadata=_with_extras(metadata, extras),
+        client_id=client_ids[0] if client_ids else None,
+    )
+    return Posted(message, tuple(indexes))

@@ -1,0 +1,173 @@
+"""`format=openai_responses`: the kept messages as OpenAI Responses API input items, and the
+check that the items are what the Responses API accepts (docs/reference.md §Message shapes).
+
+Works on render.py's entries (role, Anthropic-style blocks, source), tool results already
+right after the assistant entry that made their calls:
+
+- an assistant entry → its `reasoning` items byte-for-byte first, then, in block order, one
+  `message` item (`output_text` parts) per run of text and one `function_call` item per call
+  (`arguments` as stored, else the input as JSON text). An entry with nothing but reasoning
+  is left out: the API rejects a reasoning item without the item it precedes. So one stored
+  message may become several items (a shape-forced exception to one output message per
+  stored message; `messages_included` still counts stored messages);
+- a user entry → one `function_call_output` item per tool result (its text, or
+  EMPTY_RESULT_TEXT), then one user `message` item (`input_text` / `input_image` parts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.engine.render import (
+    EMPTY_RESULT_TEXT,
+    INTERNAL_ARGUMENTS,
+    REASONING,
+    Entry,
+    image_url,
+)
+from app.engine.text import block_text, content_text
+from app.engine.types import Block
+
+Item = dict[str, Any]
+ASSISTANT_SIDE = frozenset({REASONING, "function_call"})
+
+
+def to_items(entries: list[Entry]) -> list[tuple[Item, str]]:
+    out: list[tuple[Item, str]] = []
+    for role, blocks, source in entries:
+        items = _assistant(blocks) if role == "assistant" else _user(blocks)
+        out += [(item, source) for item in items]
+    return out
+
+
+def _message(role: str, parts: list[dict[str, Any]]) -> Item:
+    return {"type": "message", "role": role, "content": parts}
+
+
+def _assistant(blocks: list[Block]) -> list[Item]:
+    items: list[Item] = []
+    texts: list[str] = []
+
+    def close_text() -> None:
+        if texts:
+            items.append(_message("assistant", [{"type": "output_text", "text": t} for t in texts]))
+            texts.clear()
+
+    for block in blocks:
+        kind = block.get("type")
+        if kind == REASONING:
+            continue
+        if kind == "tool_use":
+            close_text()
+            arguments = block.get(INTERNAL_ARGUMENTS) or json.dumps(
+                block.get("input", {}), ensure_ascii=False
+            )
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": block.get("id"),
+                    "name": block.get("name", ""),
+                    "arguments": arguments,
+                }
+            )
+            continue
+        text = block_text(block)
+        if text.strip():
+            texts.append(text)
+    close_text()
+    if not items:
+        return []  # only private reasoning: nothing for it to precede
+    return [dict(b) for b in blocks if b.get("type") == REASONING] + items
+
+
+def _user(blocks: list[Block]) -> list[Item]:
+    items: list[Item] = []
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            text = content_text(block.get("content", ""))
+            output = text if text.strip() else EMPTY_RESULT_TEXT
+            call = {"type": "function_call_output", "call_id": block.get("tool_use_id")}
+            items.append({**call, "output": output})
+    parts = [_input_part(b) for b in blocks if b.get("type") != "tool_result"]
+    if parts:
+        items.append(_message("user", parts))
+    return items
+
+
+def _input_part(block: Block) -> dict[str, Any]:
+    kind = block.get("type")
+    if kind == "image_url" and isinstance(block.get("image_url"), Mapping):
+        image = block["image_url"]
+        part = {"type": "input_image", "image_url": str(image.get("url", ""))}
+        return {**part, "detail": image["detail"]} if "detail" in image else part
+    url = image_url(block) if kind == "image" else None
+    if url:
+        return {"type": "input_image", "image_url": url}
+    return {"type": "input_text", "text": block_text(block) or f"[{kind}]"}
+
+
+def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the Responses API would reject: unknown items, empty messages, a reasoning item
+    not followed by an assistant item, an output without its call, a call left unanswered
+    before the conversation moves on (except the newest, pending one)."""
+    problems: list[str] = []
+    issued: set[str] = set()
+    open_calls: set[str] = set()
+    after_output = False
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call_output":
+            call = str(item.get("call_id"))
+            if call not in open_calls:
+                problems.append(f"item {index}: output {call} without its call")
+            open_calls.discard(call)
+            after_output = True
+            if not isinstance(item.get("output"), str):
+                problems.append(f"item {index}: output is not a string")
+            continue
+        assistant_side = kind in ASSISTANT_SIDE or (
+            kind == "message" and item.get("role") == "assistant"
+        )
+        if open_calls and (after_output or not assistant_side):
+            problems.append(f"item {index}: calls {sorted(open_calls)} not answered")
+            open_calls = set()
+        after_output = False
+        if kind == REASONING:
+            following = items[index + 1] if index + 1 < len(items) else {}
+            if following.get("type") not in ("function_call", "message", REASONING) or (
+                following.get("role", "assistant") != "assistant"
+            ):
+                problems.append(f"item {index}: reasoning not followed by its message or call")
+        elif kind == "function_call":
+            call = str(item.get("call_id"))
+            if call in issued:
+                problems.append(f"item {index}: call id {call} issued twice")
+            if not isinstance(item.get("arguments"), str):
+                problems.append(f"item {index}: arguments is not a string")
+            issued.add(call)
+            open_calls.add(call)
+        elif kind == "message":
+            problems += _message_problems(index, item)
+        else:
+            problems.append(f"item {index}: type {kind!r} not allowed")
+    return problems  # calls still open at the end: the newest, pending call
+
+
+def _message_problems(index: int, item: Mapping[str, Any]) -> list[str]:
+    role = item.get("role")
+    allowed = {"user": {"input_text", "input_image"}, "assistant": {"output_text"}}.get(str(role))
+    if allowed is None:
+        return [f"item {index}: message role {role!r} not allowed"]
+    content = item.get("content")
+    if not isinstance(content, list) or not content:
+        return [f"item {index}: empty message"]
+    problems = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind not in allowed:
+            problems.append(f"item {index}: part {kind!r} not allowed in a {role} message")
+        elif kind != "input_image" and not str(part.get("text", "")).strip():
+            problems.append(f"item {index}: empty text part")
+    return problems
