@@ -21,6 +21,8 @@ export type AppendResult = Schemas['AppendResult'];
 export type AppendedMessage = Schemas['AppendedMessage'];
 export type StoredMessage = Schemas['MessageRead'];
 export type MessagePage = Schemas['MessagePage'];
+/** DELETE /sessions/{id}/messages/last: the removed message, and it as Responses items (`items`). */
+export type PoppedMessage = Schemas['RemovedMessage'];
 export type ListMessagesQuery = Query<'/sessions/{session_id}/messages', 'get'>;
 export type ContextResponse = Schemas['ContextResponse'];
 export type ContextQuery = Query<'/sessions/{session_id}/context', 'get'>;
@@ -42,8 +44,4 @@ export type CountTokensResponse = Schemas['CountTokensResponse'];
 export type ModelInfo = Schemas['ModelRead'];
 export type ModelList = Schemas['ModelList'];
 export type ErrorEnvelope = Schemas['ErrorResponse'];
-/** DELETE /sessions/{id}/messages/last: the removed message, with `items` as Responses items. */
-export type PoppedMessage = StoredMessage & {
-    items?: Array<Record<string, unknown>>;
-};
 export {};

@@ -147,6 +147,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{session_id}/messages/last": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Last Message
+         * @description Delete the newest message (seqs are not reused); 409 once the summary covers it.
+         */
+        delete: operations["remove_last_message_sessions__session_id__messages_last_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/count-tokens": {
         parameters: {
             query?: never;
@@ -359,6 +379,11 @@ export interface components {
              * @description True when client_id was already stored (a retry).
              */
             duplicate: boolean;
+            /**
+             * Indexes
+             * @description Indexes of the posted entries this stored message holds: one, or several consecutive Responses items grouped into one assistant message.
+             */
+            indexes: number[];
         };
         /**
          * AssembleRequest
@@ -388,7 +413,7 @@ export interface components {
              * @default anthropic
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "raw";
+            format: "anthropic" | "openai" | "openai_responses" | "raw";
             /** Tools */
             tools?: {
                 [key: string]: unknown;
@@ -427,7 +452,7 @@ export interface components {
              * Format
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "raw";
+            format: "anthropic" | "openai" | "openai_responses" | "raw";
             /** System */
             system: string | {
                 [key: string]: unknown;
@@ -498,7 +523,7 @@ export interface components {
              * Format
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "raw";
+            format: "anthropic" | "openai" | "openai_responses" | "raw";
             /**
              * System
              * @description A string, or (anthropic, cache_breakpoints) one text block with a cache_control breakpoint, ready for messages.create(system=...).
@@ -665,7 +690,8 @@ export interface components {
         };
         /**
          * MessagesAppend
-         * @description Messages in Anthropic or OpenAI shape, plus optional `client_id` and `metadata`.
+         * @description Messages in Anthropic or OpenAI Chat shape, or OpenAI Responses input items, each with
+         *     optional `client_id` and `metadata`.
          */
         MessagesAppend: {
             /** Messages */
@@ -692,6 +718,48 @@ export interface components {
             encoding: string;
             /** Exact */
             exact: boolean;
+        };
+        /**
+         * RemovedMessage
+         * @description DELETE …/messages/last: the message removed, as stored, and as Responses items.
+         */
+        RemovedMessage: {
+            /** Id */
+            id: string;
+            /** Seq */
+            seq: number;
+            /** Role */
+            role: string;
+            /** Content */
+            content: unknown;
+            /** Name */
+            name: string | null;
+            /** Tool Calls */
+            tool_calls: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Tool Call Id */
+            tool_call_id: string | null;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Token Count */
+            token_count: number;
+            /** Client Id */
+            client_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Items
+             * @description The message rendered as OpenAI Responses input items (format openai_responses): what an Agents SDK Session's pop_item returns.
+             */
+            items: {
+                [key: string]: unknown;
+            }[];
         };
         /** SessionCreate */
         SessionCreate: {
@@ -1559,6 +1627,73 @@ export interface operations {
             };
         };
     };
+    remove_last_message_sessions__session_id__messages_last_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemovedMessage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     count_tokens_count_tokens_post: {
         parameters: {
             query?: never;
@@ -1698,7 +1833,7 @@ export interface operations {
             query?: {
                 model?: string | null;
                 max_tokens?: number | null;
-                format?: "anthropic" | "openai" | "raw";
+                format?: "anthropic" | "openai" | "openai_responses" | "raw";
                 summarize?: "auto" | "never" | "force";
                 explain?: boolean;
                 threshold?: number | null;

@@ -43,6 +43,21 @@ describe('context', () => {
     assert.equal('tools' in params, false, 'no tools key without tools');
   });
 
+  it('gives openai responses params: instructions, input items and flat tools', async () => {
+    const { foldwise, id } = await sessionWith(transcript(1), { tools: [READ_FILE] });
+    const context = await foldwise.context(id, { format: 'openai_responses', model: 'gpt-4o' });
+    const params = context.openaiResponsesParams();
+    assert.equal(params.model, 'gpt-4o');
+    assert.equal(params.instructions, 'Be brief.');
+    assert.deepEqual(params.input.map((item) => [item.type, item.role, item.content[0].type]), [
+      ['message', 'user', 'input_text'],
+      ['message', 'assistant', 'output_text'],
+    ]);
+    assert.equal(params.tools[0].type, 'function');
+    assert.equal(params.tools[0].name, 'read_file');
+    assert.throws(() => context.anthropicParams(), /format 'anthropic'/);
+  });
+
   it('folds older messages into a summary under a small budget', async () => {
     const { foldwise, id } = await sessionWith(transcript(12, 60));
     const context = await foldwise.context(id, { max_tokens: 1200, keep_recent: 2, explain: true });

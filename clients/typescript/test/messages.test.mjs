@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, createServer } from 'node:http';
 import { describe, it } from 'node:test';
-import { FoldwiseClient } from '../dist/index.js';
+import { ConflictError, FoldwiseClient, NoMessagesError, NotFoundError } from '../dist/index.js';
 import { API_KEY, BASE_URL, client, transcript, uniqueId } from './support/foldwise.mjs';
 
 /**
@@ -77,5 +77,36 @@ describe('messages', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('pops the newest message, with its Responses items, until none is left', async () => {
+    const foldwise = client();
+    const { id } = await foldwise.createSession({ id: uniqueId() });
+    await foldwise.appendMessages(id, [
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'weather?' }] },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' },
+    ]);
+    const popped = await foldwise.popMessage(id);
+    assert.equal(popped.seq, 2);
+    assert.equal(popped.role, 'assistant');
+    assert.deepEqual(popped.items.map((item) => item.type), ['message', 'function_call']);
+    assert.equal(popped.items[1].call_id, 'call_1');
+
+    assert.equal((await foldwise.popMessage(id)).seq, 1);
+    const error = await foldwise.popMessage(id).catch((e) => e);
+    assert.ok(error instanceof NoMessagesError);
+    assert.ok(error instanceof NotFoundError);
+    assert.equal(error.code, 'no_messages');
+  });
+
+  it('refuses to pop a message the summary already covers', async () => {
+    const foldwise = client();
+    const { id } = await foldwise.createSession({ id: uniqueId() });
+    await foldwise.appendMessages(id, [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);
+    await foldwise.clear(id);
+    const error = await foldwise.popMessage(id).catch((e) => e);
+    assert.ok(error instanceof ConflictError, String(error));
+    assert.equal(error.status, 409);
   });
 });
