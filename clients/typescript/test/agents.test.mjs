@@ -1,0 +1,121 @@
+// FoldwiseSession with the real @openai/agents Runner and a fake Model (no network).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
+import { z } from 'zod';
+import { FoldwiseSession } from '../dist/agents.js';
+import { client, uniqueId } from './support/foldwise.mjs';
+import { FakeModel } from './support/fake-model.mjs';
+
+setTracingDisabled(true);
+
+const weather = tool({
+  name: 'weather',
+  description: 'The weather in a city',
+  parameters: z.object({ city: z.string() }),
+  execute: async ({ city }) => `sunny in ${city}`,
+});
+
+function agentWith(model) {
+  return new Agent({ name: 'helper', instructions: 'Answer briefly.', model, tools: [weather] });
+}
+
+const newSession = (options = {}) =>
+  new FoldwiseSession({ client: client(), sessionId: uniqueId('agents'), session: { model: 'gpt-4o' }, ...options });
+
+const brief = (item) => [item.type ?? 'message', item.role ?? item.name ?? '', item.callId ?? ''];
+
+describe('FoldwiseSession with the Agents SDK runner', () => {
+  it('stores each turn in Foldwise and replays it to the model on the next run', async () => {
+    const model = new FakeModel();
+    const session = newSession();
+    const first = await run(agentWith(model), 'What is the weather in Oslo?', { session });
+    assert.equal(first.finalOutput, 'It is sunny in Oslo.');
+
+    const sessionId = await session.getSessionId();
+    const stored = await client().listMessages(sessionId);
+    assert.deepEqual(stored.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
+    assert.equal(stored.messages[1].tool_calls[0].id, 'call_1');
+
+    // A new session object (another process, say) with the same id sees the same history.
+    const again = new FoldwiseSession({ client: client(), sessionId });
+    const second = await run(agentWith(model), 'Thanks!', { session: again });
+    assert.equal(second.finalOutput, 'You said: Thanks!.');
+    const input = model.requests.at(-1);
+    assert.deepEqual(input.map(brief), [
+      ['message', 'user', ''],
+      ['function_call', 'weather', 'call_1'],
+      ['function_call_result', 'weather', 'call_1'],
+      ['message', 'assistant', ''],
+      ['message', 'user', ''],
+    ]);
+    assert.equal(input[2].output, 'sunny in Oslo');
+    assert.equal(input[3].content[0].text, 'It is sunny in Oslo.');
+  });
+
+  it('sends the folded context: a summary and the newest turns under the budget', async () => {
+    const model = new FakeModel();
+    const session = newSession({ context: { max_tokens: 900, keep_recent: 2, pin_first_message: false } });
+    const filler = 'lorem ipsum dolor sit amet '.repeat(30);
+    for (let turn = 0; turn < 6; turn++) await run(agentWith(model), `Turn ${turn}: ${filler}`, { session });
+
+    const input = model.requests.at(-1);
+    const sessionId = await session.getSessionId();
+    const { message_count: stored, summary } = await client().getSession(sessionId);
+    assert.equal(stored, 12);
+    assert.ok(summary?.text, 'Foldwise folded older turns');
+    assert.ok(input.length < stored, `${input.length} items sent for ${stored} stored`);
+    assert.equal(input[0].role, 'system');
+    assert.match(input[0].content, /Turn 0/, 'the summary carries the first turns');
+    assert.match(JSON.stringify(input.at(-1)), /Turn 5/);
+  });
+
+  it('pops exactly one item, putting back the rest of a grouped assistant turn', async () => {
+    const session = newSession();
+    await session.addItems([
+      { type: 'message', role: 'user', content: 'weather?' },
+      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Checking.' }] },
+      { type: 'function_call', callId: 'call_9', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' },
+    ]);
+    const popped = await session.popItem();
+    assert.deepEqual(popped, { type: 'function_call', callId: 'call_9', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' });
+    assert.deepEqual((await session.getItems()).map(brief), [
+      ['message', 'user', ''],
+      ['message', 'assistant', ''],
+    ]);
+    assert.equal((await session.popItem()).content[0].text, 'Checking.');
+    assert.equal((await session.popItem()).content[0].text, 'weather?');
+    assert.equal(await session.popItem(), undefined);
+  });
+
+  it('returns the newest items with a limit, and nothing after a clear', async () => {
+    const session = newSession();
+    await session.addItems([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'two' }] },
+      { role: 'user', content: 'three' },
+    ]);
+    assert.deepEqual((await session.getItems(2)).map((item) => item.content[0].text), ['two', 'three']);
+    assert.deepEqual(await session.getItems(0), []);
+    await session.clearSession();
+    assert.deepEqual(await session.getItems(), []);
+    assert.equal((await client().getSession(await session.getSessionId())).message_count, 3, 'stored messages stay');
+  });
+
+  it('creates the session on first use, with a server id when none is given', async () => {
+    const session = new FoldwiseSession({ client: client(), session: { model: 'gpt-4o', system_prompt: 'Be kind.' } });
+    const id = await session.getSessionId();
+    assert.equal(await session.getSessionId(), id, 'created once');
+    assert.equal((await client().getSession(id)).model, 'gpt-4o');
+    assert.deepEqual(await session.getItems(), [{ type: 'message', role: 'system', content: 'Be kind.' }]);
+  });
+
+  it('refuses an item it cannot store, storing nothing', async () => {
+    const session = newSession();
+    await assert.rejects(
+      session.addItems([{ role: 'user', content: 'hi' }, { type: 'computer_call', callId: 'c', action: {}, status: 'completed' }]),
+      /cannot store an item of type 'computer_call'/,
+    );
+    assert.equal((await client().getSession(await session.getSessionId())).message_count, 0);
+  });
+});
