@@ -118,4 +118,30 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     );
     assert.equal((await client().getSession(await session.getSessionId())).message_count, 0);
   });
+
+  it('round-trips reasoning, function outputs given as text parts, and images', async () => {
+    const session = newSession();
+    const reasoning = {
+      type: 'reasoning',
+      id: 'rs_1',
+      content: [{ type: 'input_text', text: 'The user wants Rome.' }],
+      providerData: { encryptedContent: 'opaque-blob' },
+    };
+    await session.addItems([
+      { role: 'user', content: [{ type: 'input_text', text: 'Look:' }, { type: 'input_image', image: 'https://example.com/a.png', detail: 'low' }] },
+      reasoning,
+      { type: 'function_call', callId: 'call_r', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' },
+      { type: 'function_call_result', callId: 'call_r', name: 'weather', status: 'completed', output: { type: 'text', text: 'rainy' } },
+    ]);
+    const items = await session.getItems();
+    assert.deepEqual(items.map(brief), [
+      ['message', 'user', ''],
+      ['reasoning', '', ''],
+      ['function_call', 'weather', 'call_r'],
+      ['function_call_result', 'weather', 'call_r'],
+    ]);
+    assert.deepEqual(items[0].content[1], { type: 'input_image', image: 'https://example.com/a.png', detail: 'low' });
+    assert.deepEqual(items[1], reasoning);
+    assert.equal(items[3].output, 'rainy');
+  });
 });
