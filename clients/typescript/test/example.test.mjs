@@ -1,8 +1,9 @@
-// examples/node-handler.mjs as a new user runs it: copied into an empty folder,
-// `npm install <this package>`, started with node, against Foldwise and a fake Anthropic API.
+// What the README promises a new user: in an empty folder, `npm install <this package>`,
+// then the README's snippet and examples/node-handler.mjs run as written, against Foldwise
+// (and a fake Anthropic API for the handler).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -11,7 +12,8 @@ import { BASE_URL, OTHER_KEY, client, uniqueId } from './support/foldwise.mjs';
 import { startFakeAnthropic } from './support/fake-anthropic.mjs';
 
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const EXAMPLE = resolve(PACKAGE, '..', '..', 'examples', 'node-handler.mjs');
+const REPO = resolve(PACKAGE, '..', '..');
+const EXAMPLE = join(REPO, 'examples', 'node-handler.mjs');
 const tenant = () => client({ apiKey: OTHER_KEY });
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
@@ -31,7 +33,16 @@ function startExample(folder, env) {
   return { child, listening };
 }
 
-describe('examples/node-handler.mjs', () => {
+/** The first ```js block of the README's "TypeScript client" section. */
+function readmeSnippet() {
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## TypeScript client'));
+  const match = /```js\n([\s\S]*?)```/.exec(section);
+  assert.ok(match, 'the README has a js block in its TypeScript client section');
+  return match[1];
+}
+
+describe('README and examples/node-handler.mjs', () => {
   let folder;
   let anthropic;
   let example;
@@ -95,6 +106,18 @@ describe('examples/node-handler.mjs', () => {
     const after = (await tenant().context(sessionId, { preview: true })).usage.calibration;
     assert.equal(after.samples, before.samples + 1, 'one usage report per turn');
     assert.equal(after.family, 'anthropic');
+  });
+
+  it("runs the README's snippet as written", () => {
+    writeFileSync(join(folder, 'quickstart.mjs'), readmeSnippet());
+    const output = execFileSync(process.execPath, ['quickstart.mjs'], {
+      cwd: folder,
+      env: { ...process.env, FOLDWISE_BASE_URL: BASE_URL, FOLDWISE_API_KEY: OTHER_KEY },
+      encoding: 'utf8',
+    });
+    assert.match(output, /role: 'system'/);
+    assert.match(output, /Fix the failing test/);
+    assert.match(output, /\d+ of \d+ tokens/);
   });
 
   it('answers 400 to a body that is not JSON', async () => {
