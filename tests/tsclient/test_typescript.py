@@ -1,6 +1,7 @@
-"""The TypeScript client (clients/typescript): `npm ci` from its lockfile, its two checks (the
-committed types match this server's OpenAPI schema, the committed dist/ matches src/), and
-its `node --test` suite against a real `foldwise serve` on SQLite and on PostgreSQL.
+"""The TypeScript client (clients/typescript): `npm ci` from its lockfile, its checks (the
+committed types match this server's OpenAPI schema, the committed dist/ matches src/, typed
+usage compiles against dist/*.d.ts), and its `node --test` suite against a real
+`foldwise serve` on SQLite and on PostgreSQL.
 
 Needs Node.js 20+ and npm: skipped without them on a laptop, failed in CI (`CI` set)."""
 
@@ -94,6 +95,11 @@ def test_types_match_server_schema(npm: str) -> None:
 
 def test_dist_matches_source(npm: str) -> None:
     _run([npm, "run", "check-build"])
+
+
+def test_public_types_compile(npm: str) -> None:
+    """test/types/usage.ts against dist/*.d.ts: typed calls compile, wrong ones do not."""
+    _run([npm, "run", "check-api"])
 
 
 def test_node_suite(npm: str, db_url: str) -> None:
