@@ -97,6 +97,10 @@ def test_dist_matches_source(npm: str) -> None:
     _run([npm, "run", "check-build"])
 
 
+def test_code_is_formatted(npm: str) -> None:
+    _run([npm, "run", "check-format"])
+
+
 def test_public_types_compile(npm: str) -> None:
     """test/types/usage.ts against dist/*.d.ts: typed calls compile, wrong ones do not."""
     _run([npm, "run", "check-api"])

@@ -58,7 +58,14 @@ export function toResponsesItem(item) {
             type: 'reasoning',
             ...(item.id ? { id: item.id } : {}),
             summary: texts(item.content ?? [], 'input_text').map((text) => ({ type: 'summary_text', text })),
-            ...(item.rawContent ? { content: texts(item.rawContent, 'reasoning_text').map((text) => ({ type: 'reasoning_text', text })) } : {}),
+            ...(item.rawContent
+                ? {
+                    content: texts(item.rawContent, 'reasoning_text').map((text) => ({
+                        type: 'reasoning_text',
+                        text,
+                    })),
+                }
+                : {}),
             ...(typeof encrypted === 'string' ? { encrypted_content: encrypted } : {}),
         };
     }
@@ -68,7 +75,9 @@ function fromResponsesItem(item, callNames) {
     if (item.type === 'message' || (item.type === undefined && item.role)) {
         const parts = typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content;
         if (item.role === 'assistant') {
-            const content = parts.map((part) => part.type === 'refusal' ? { type: 'refusal', refusal: part.refusal } : { type: 'output_text', text: part.text });
+            const content = parts.map((part) => part.type === 'refusal'
+                ? { type: 'refusal', refusal: part.refusal }
+                : { type: 'output_text', text: part.text });
             return { type: 'message', role: 'assistant', status: 'completed', content };
         }
         if (item.role === 'system' || item.role === 'developer') {
@@ -81,18 +90,37 @@ function fromResponsesItem(item, callNames) {
     }
     if (item.type === 'function_call') {
         callNames.set(item.call_id, item.name);
-        return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
+        return {
+            type: 'function_call',
+            callId: item.call_id,
+            name: item.name,
+            arguments: item.arguments,
+            status: 'completed',
+        };
     }
     if (item.type === 'function_call_output') {
         const output = typeof item.output === 'string' ? item.output : texts(item.output, 'input_text').join('');
-        return { type: 'function_call_result', callId: item.call_id, name: callNames.get(item.call_id) ?? '', status: 'completed', output };
+        return {
+            type: 'function_call_result',
+            callId: item.call_id,
+            name: callNames.get(item.call_id) ?? '',
+            status: 'completed',
+            output,
+        };
     }
     if (item.type === 'reasoning') {
         return {
             type: 'reasoning',
             ...(item.id ? { id: item.id } : {}),
             content: texts(item.summary ?? [], 'summary_text').map((text) => ({ type: 'input_text', text })),
-            ...(item.content ? { rawContent: texts(item.content, 'reasoning_text').map((text) => ({ type: 'reasoning_text', text })) } : {}),
+            ...(item.content
+                ? {
+                    rawContent: texts(item.content, 'reasoning_text').map((text) => ({
+                        type: 'reasoning_text',
+                        text,
+                    })),
+                }
+                : {}),
             ...(item.encrypted_content ? { providerData: { encryptedContent: item.encrypted_content } } : {}),
         };
     }

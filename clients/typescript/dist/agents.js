@@ -39,7 +39,10 @@ export class FoldwiseSession {
         if (limit !== undefined && limit <= 0)
             return [];
         const sessionId = await this.getSessionId();
-        const context = await this.client.context(sessionId, { ...this.options.context, format: 'openai_responses' });
+        const context = await this.client.context(sessionId, {
+            ...this.options.context,
+            format: 'openai_responses',
+        });
         const items = fromResponsesItems(context.messages);
         if (typeof context.system === 'string' && context.system) {
             items.unshift({ type: 'message', role: 'system', content: context.system });

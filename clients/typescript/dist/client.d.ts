@@ -37,7 +37,7 @@ export declare class FoldwiseClient {
      * first attempt, so a retry after a lost response returns the stored messages
      * (`duplicate: true`) instead of storing them twice.
      */
-    appendMessages(sessionId: string, messages: MessageInput[], options?: RequestOptions): Promise<AppendResult>;
+    appendMessages(sessionId: string, messages: readonly MessageInput[], options?: RequestOptions): Promise<AppendResult>;
     /** One page in seq order; pass `next_after_seq` back as `after_seq` (or use `iterMessages`). */
     listMessages(sessionId: string, query?: ListMessagesQuery, options?: RequestOptions): Promise<MessagePage>;
     /** Every stored message after `after_seq`, page after page. */

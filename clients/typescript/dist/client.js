@@ -62,7 +62,12 @@ export class FoldwiseClient {
      */
     appendMessages(sessionId, messages, options) {
         const identified = messages.map((message) => message.client_id ? message : { ...message, client_id: crypto.randomUUID() });
-        const call = { method: 'POST', path: at(sessionId, '/messages'), body: { messages: identified }, replayable: true };
+        const call = {
+            method: 'POST',
+            path: at(sessionId, '/messages'),
+            body: { messages: identified },
+            replayable: true,
+        };
         return this.call(call, options);
     }
     /** One page in seq order; pass `next_after_seq` back as `after_seq` (or use `iterMessages`). */

@@ -19,7 +19,11 @@ const helpers = {
         const maxTokens = options.maxTokens ?? this.usage.reserved_output_tokens;
         if (!maxTokens)
             throw new TypeError('no output reserved (reserved_output_tokens=0): pass maxTokens');
-        const params = { model: options.model ?? this.model, max_tokens: maxTokens, messages: this.messages };
+        const params = {
+            model: options.model ?? this.model,
+            max_tokens: maxTokens,
+            messages: this.messages,
+        };
         if (this.system)
             params.system = this.system;
         return withTools(params, this.tools);

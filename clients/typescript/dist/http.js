@@ -65,7 +65,9 @@ export class Transport {
             if (options.signal?.aborted)
                 throw options.signal.reason;
             if (timeout.aborted) {
-                throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, { cause: error });
+                throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, {
+                    cause: error,
+                });
             }
             const message = error instanceof Error ? error.message : String(error);
             throw new APIConnectionError(`${call.method} ${call.path}: ${message}`, { cause: error });

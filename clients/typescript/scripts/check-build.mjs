@@ -9,10 +9,11 @@ import { fileURLToPath } from 'node:url';
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TSC = join(PACKAGE, 'node_modules', '.bin', 'tsc');
 
-const listing = (dir) => readdirSync(dir, { recursive: true, withFileTypes: true })
-  .filter((entry) => entry.isFile())
-  .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1))
-  .sort();
+const listing = (dir) =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1))
+    .sort();
 
 const fresh = mkdtempSync(join(tmpdir(), 'foldwise-dist-'));
 try {
@@ -25,7 +26,9 @@ try {
     ...actual.filter((file) => !expected.includes(file)).map((file) => `extra ${file}`),
     ...expected
       .filter((file) => actual.includes(file))
-      .filter((file) => readFileSync(join(fresh, file), 'utf8') !== readFileSync(join(committed, file), 'utf8'))
+      .filter(
+        (file) => readFileSync(join(fresh, file), 'utf8') !== readFileSync(join(committed, file), 'utf8'),
+      )
       .map((file) => `differs ${file}`),
   ];
   if (stale.length > 0) {

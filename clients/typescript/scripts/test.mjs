@@ -30,7 +30,8 @@ function freePort() {
 async function waitReady(url, server, log) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`foldwise exited:\n${readFileSync(log, 'utf8').slice(-2000)}`);
+    if (server.exitCode !== null)
+      throw new Error(`foldwise exited:\n${readFileSync(log, 'utf8').slice(-2000)}`);
     try {
       if ((await fetch(`${url}/readyz`)).ok) return;
     } catch {
@@ -38,12 +39,16 @@ async function waitReady(url, server, log) {
     }
     await new Promise((wake) => setTimeout(wake, 100));
   }
-  throw new Error(`foldwise not ready after ${READY_TIMEOUT_MS} ms:\n${readFileSync(log, 'utf8').slice(-2000)}`);
+  throw new Error(
+    `foldwise not ready after ${READY_TIMEOUT_MS} ms:\n${readFileSync(log, 'utf8').slice(-2000)}`,
+  );
 }
 
 function run(command, args, env) {
   return new Promise((done) => {
-    spawn(command, args, { cwd: PACKAGE, env, stdio: 'inherit' }).on('exit', (code, signal) => done(code ?? (signal ? 1 : 0)));
+    spawn(command, args, { cwd: PACKAGE, env, stdio: 'inherit' }).on('exit', (code, signal) =>
+      done(code ?? (signal ? 1 : 0)),
+    );
   });
 }
 
@@ -54,10 +59,13 @@ const key = randomBytes(16).toString('hex');
 const otherKey = randomBytes(16).toString('hex');
 const log = join(workdir, 'server.log');
 const serverEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !name.startsWith('FOLDWISE_') && !name.startsWith('ANTHROPIC_')),
+  Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('FOLDWISE_') && !name.startsWith('ANTHROPIC_'),
+  ),
 );
 Object.assign(serverEnv, {
-  FOLDWISE_DATABASE_URL: process.env.FOLDWISE_TEST_DATABASE_URL ?? `sqlite:///${join(workdir, 'foldwise.db')}`,
+  FOLDWISE_DATABASE_URL:
+    process.env.FOLDWISE_TEST_DATABASE_URL ?? `sqlite:///${join(workdir, 'foldwise.db')}`,
   FOLDWISE_API_KEYS: `ts-tests:${key},ts-other:${otherKey}`,
   FOLDWISE_LOG_LEVEL: 'warning',
 });
@@ -89,7 +97,11 @@ try {
     FOLDWISE_TEST_API_KEY: key,
     FOLDWISE_TEST_OTHER_KEY: otherKey,
   };
-  status = await run(process.execPath, ['--test', '--test-reporter=spec', ...process.argv.slice(2), ...files], env);
+  status = await run(
+    process.execPath,
+    ['--test', '--test-reporter=spec', ...process.argv.slice(2), ...files],
+    env,
+  );
 } finally {
   stop();
   await new Promise((done) => (server.exitCode !== null ? done() : server.once('exit', done)));

@@ -5,7 +5,6 @@
 // outputs, and reasoning. Anything else is refused rather than silently dropped.
 
 /** An item in either protocol, as plain JSON. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 function unsupported(what: string): never {
@@ -45,7 +44,8 @@ export function toResponsesItem(item: Json): Json {
   const type = item.type ?? 'message';
   if (type === 'message') {
     if (item.role === 'user') {
-      const content = typeof item.content === 'string' ? item.content : (item.content as Json[]).map(userPart);
+      const content =
+        typeof item.content === 'string' ? item.content : (item.content as Json[]).map(userPart);
       return { type: 'message', role: 'user', content };
     }
     if (item.role === 'system') return { type: 'message', role: 'system', content: item.content };
@@ -66,7 +66,14 @@ export function toResponsesItem(item: Json): Json {
       type: 'reasoning',
       ...(item.id ? { id: item.id } : {}),
       summary: texts(item.content ?? [], 'input_text').map((text) => ({ type: 'summary_text', text })),
-      ...(item.rawContent ? { content: texts(item.rawContent, 'reasoning_text').map((text) => ({ type: 'reasoning_text', text })) } : {}),
+      ...(item.rawContent
+        ? {
+            content: texts(item.rawContent, 'reasoning_text').map((text) => ({
+              type: 'reasoning_text',
+              text,
+            })),
+          }
+        : {}),
       ...(typeof encrypted === 'string' ? { encrypted_content: encrypted } : {}),
     };
   }
@@ -75,10 +82,13 @@ export function toResponsesItem(item: Json): Json {
 
 function fromResponsesItem(item: Json, callNames: Map<string, string>): Json {
   if (item.type === 'message' || (item.type === undefined && item.role)) {
-    const parts: Json[] = typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content;
+    const parts: Json[] =
+      typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content;
     if (item.role === 'assistant') {
       const content = parts.map((part) =>
-        part.type === 'refusal' ? { type: 'refusal', refusal: part.refusal } : { type: 'output_text', text: part.text },
+        part.type === 'refusal'
+          ? { type: 'refusal', refusal: part.refusal }
+          : { type: 'output_text', text: part.text },
       );
       return { type: 'message', role: 'assistant', status: 'completed', content };
     }
@@ -94,18 +104,37 @@ function fromResponsesItem(item: Json, callNames: Map<string, string>): Json {
   }
   if (item.type === 'function_call') {
     callNames.set(item.call_id, item.name);
-    return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
+    return {
+      type: 'function_call',
+      callId: item.call_id,
+      name: item.name,
+      arguments: item.arguments,
+      status: 'completed',
+    };
   }
   if (item.type === 'function_call_output') {
     const output = typeof item.output === 'string' ? item.output : texts(item.output, 'input_text').join('');
-    return { type: 'function_call_result', callId: item.call_id, name: callNames.get(item.call_id) ?? '', status: 'completed', output };
+    return {
+      type: 'function_call_result',
+      callId: item.call_id,
+      name: callNames.get(item.call_id) ?? '',
+      status: 'completed',
+      output,
+    };
   }
   if (item.type === 'reasoning') {
     return {
       type: 'reasoning',
       ...(item.id ? { id: item.id } : {}),
       content: texts(item.summary ?? [], 'summary_text').map((text) => ({ type: 'input_text', text })),
-      ...(item.content ? { rawContent: texts(item.content, 'reasoning_text').map((text) => ({ type: 'reasoning_text', text })) } : {}),
+      ...(item.content
+        ? {
+            rawContent: texts(item.content, 'reasoning_text').map((text) => ({
+              type: 'reasoning_text',
+              text,
+            })),
+          }
+        : {}),
       ...(item.encrypted_content ? { providerData: { encryptedContent: item.encrypted_content } } : {}),
     };
   }

@@ -55,7 +55,10 @@ export class FoldwiseSession implements Session {
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     if (limit !== undefined && limit <= 0) return [];
     const sessionId = await this.getSessionId();
-    const context = await this.client.context(sessionId, { ...this.options.context, format: 'openai_responses' });
+    const context = await this.client.context(sessionId, {
+      ...this.options.context,
+      format: 'openai_responses',
+    });
     const items = fromResponsesItems(context.messages);
     if (typeof context.system === 'string' && context.system) {
       items.unshift({ type: 'message', role: 'system', content: context.system });
@@ -66,7 +69,10 @@ export class FoldwiseSession implements Session {
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
     const sessionId = await this.getSessionId();
-    await this.client.appendMessages(sessionId, items.map((item) => toResponsesItem(item) as MessageInput));
+    await this.client.appendMessages(
+      sessionId,
+      items.map((item) => toResponsesItem(item) as MessageInput),
+    );
   }
 
   /**

@@ -121,21 +121,38 @@ export class FoldwiseClient {
    * first attempt, so a retry after a lost response returns the stored messages
    * (`duplicate: true`) instead of storing them twice.
    */
-  appendMessages(sessionId: string, messages: MessageInput[], options?: RequestOptions): Promise<AppendResult> {
+  appendMessages(
+    sessionId: string,
+    messages: readonly MessageInput[],
+    options?: RequestOptions,
+  ): Promise<AppendResult> {
     const identified = messages.map((message) =>
       message.client_id ? message : { ...message, client_id: crypto.randomUUID() },
     );
-    const call: Call = { method: 'POST', path: at(sessionId, '/messages'), body: { messages: identified }, replayable: true };
+    const call: Call = {
+      method: 'POST',
+      path: at(sessionId, '/messages'),
+      body: { messages: identified },
+      replayable: true,
+    };
     return this.call(call, options);
   }
 
   /** One page in seq order; pass `next_after_seq` back as `after_seq` (or use `iterMessages`). */
-  listMessages(sessionId: string, query: ListMessagesQuery = {}, options?: RequestOptions): Promise<MessagePage> {
+  listMessages(
+    sessionId: string,
+    query: ListMessagesQuery = {},
+    options?: RequestOptions,
+  ): Promise<MessagePage> {
     return this.call({ method: 'GET', path: at(sessionId, '/messages'), query, replayable: true }, options);
   }
 
   /** Every stored message after `after_seq`, page after page. */
-  async *iterMessages(sessionId: string, query: ListMessagesQuery = {}, options?: RequestOptions): AsyncGenerator<StoredMessage> {
+  async *iterMessages(
+    sessionId: string,
+    query: ListMessagesQuery = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<StoredMessage> {
     let afterSeq: number | null = query.after_seq ?? 0;
     do {
       const page = await this.listMessages(sessionId, { ...query, after_seq: afterSeq }, options);
@@ -167,12 +184,20 @@ export class FoldwiseClient {
   }
 
   /** Folds now; `folded: false` when nothing is left to fold. Not replayed after a connection error. */
-  summarize(sessionId: string, body: SessionSummarizeRequest = {}, options?: RequestOptions): Promise<SessionSummarizeResponse> {
+  summarize(
+    sessionId: string,
+    body: SessionSummarizeRequest = {},
+    options?: RequestOptions,
+  ): Promise<SessionSummarizeResponse> {
     return this.call({ method: 'POST', path: at(sessionId, '/summarize'), body, replayable: false }, options);
   }
 
   /** Summary history, newest version first. */
-  listSummaries(sessionId: string, query: ListSummariesQuery = {}, options?: RequestOptions): Promise<SummaryHistoryPage> {
+  listSummaries(
+    sessionId: string,
+    query: ListSummariesQuery = {},
+    options?: RequestOptions,
+  ): Promise<SummaryHistoryPage> {
     return this.call({ method: 'GET', path: at(sessionId, '/summaries'), query, replayable: true }, options);
   }
 

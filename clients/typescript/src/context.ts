@@ -10,7 +10,6 @@
  * Provider-shaped JSON, typed loosely on purpose: it spreads into the provider SDK's own
  * parameter types without a cast (Foldwise validated it against the provider's rules).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ProviderJson = any;
 
 export interface AnthropicParams {
@@ -58,7 +57,9 @@ interface Rendered {
 
 function expectFormat(context: Rendered, format: string, helper: string): void {
   if (context.format !== format) {
-    throw new TypeError(`${helper}() needs a context fetched with format '${format}', this one is '${context.format}'`);
+    throw new TypeError(
+      `${helper}() needs a context fetched with format '${format}', this one is '${context.format}'`,
+    );
   }
 }
 
@@ -71,7 +72,11 @@ const helpers: ContextParams & ThisType<Rendered> = {
     expectFormat(this, 'anthropic', 'anthropicParams');
     const maxTokens = options.maxTokens ?? this.usage.reserved_output_tokens;
     if (!maxTokens) throw new TypeError('no output reserved (reserved_output_tokens=0): pass maxTokens');
-    const params: AnthropicParams = { model: options.model ?? this.model, max_tokens: maxTokens, messages: this.messages };
+    const params: AnthropicParams = {
+      model: options.model ?? this.model,
+      max_tokens: maxTokens,
+      messages: this.messages,
+    };
     if (this.system) params.system = this.system;
     return withTools(params, this.tools);
   },

@@ -57,7 +57,12 @@ export class InternalServerError extends APIStatusError {}
 /** 503: nothing was changed (database unavailable, request timeout); thrown once the retries are spent. */
 export class ServiceUnavailableError extends APIStatusError {}
 
-type StatusErrorClass = new (status: number, code: string, message: string, details?: unknown) => APIStatusError;
+type StatusErrorClass = new (
+  status: number,
+  code: string,
+  message: string,
+  details?: unknown,
+) => APIStatusError;
 
 const BY_STATUS: Record<number, StatusErrorClass> = {
   400: BadRequestError,

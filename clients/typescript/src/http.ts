@@ -91,7 +91,9 @@ export class Transport {
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (timeout.aborted) {
-        throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, { cause: error });
+        throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, {
+          cause: error,
+        });
       }
       const message = error instanceof Error ? error.message : String(error);
       throw new APIConnectionError(`${call.method} ${call.path}: ${message}`, { cause: error });
@@ -112,7 +114,11 @@ function parseBody<T>(status: number, text: string): T {
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new InternalServerError(status, 'invalid_response', `HTTP ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
+    throw new InternalServerError(
+      status,
+      'invalid_response',
+      `HTTP ${status} with a body that is not JSON: ${text.slice(0, 200)}`,
+    );
   }
 }
 

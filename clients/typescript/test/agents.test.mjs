@@ -21,7 +21,12 @@ function agentWith(model) {
 }
 
 const newSession = (options = {}) =>
-  new FoldwiseSession({ client: client(), sessionId: uniqueId('agents'), session: { model: 'gpt-4o' }, ...options });
+  new FoldwiseSession({
+    client: client(),
+    sessionId: uniqueId('agents'),
+    session: { model: 'gpt-4o' },
+    ...options,
+  });
 
 const brief = (item) => [item.type ?? 'message', item.role ?? item.name ?? '', item.callId ?? ''];
 
@@ -34,7 +39,10 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
 
     const sessionId = await session.getSessionId();
     const stored = await client().listMessages(sessionId);
-    assert.deepEqual(stored.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(
+      stored.messages.map((m) => m.role),
+      ['user', 'assistant', 'tool', 'assistant'],
+    );
     assert.equal(stored.messages[1].tool_calls[0].id, 'call_1');
 
     // A new session object (another process, say) with the same id sees the same history.
@@ -74,11 +82,28 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     const session = newSession();
     await session.addItems([
       { type: 'message', role: 'user', content: 'weather?' },
-      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Checking.' }] },
-      { type: 'function_call', callId: 'call_9', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' },
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Checking.' }],
+      },
+      {
+        type: 'function_call',
+        callId: 'call_9',
+        name: 'weather',
+        arguments: '{"city":"Rome"}',
+        status: 'completed',
+      },
     ]);
     const popped = await session.popItem();
-    assert.deepEqual(popped, { type: 'function_call', callId: 'call_9', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' });
+    assert.deepEqual(popped, {
+      type: 'function_call',
+      callId: 'call_9',
+      name: 'weather',
+      arguments: '{"city":"Rome"}',
+      status: 'completed',
+    });
     assert.deepEqual((await session.getItems()).map(brief), [
       ['message', 'user', ''],
       ['message', 'assistant', ''],
@@ -95,15 +120,25 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
       { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'two' }] },
       { role: 'user', content: 'three' },
     ]);
-    assert.deepEqual((await session.getItems(2)).map((item) => item.content[0].text), ['two', 'three']);
+    assert.deepEqual(
+      (await session.getItems(2)).map((item) => item.content[0].text),
+      ['two', 'three'],
+    );
     assert.deepEqual(await session.getItems(0), []);
     await session.clearSession();
     assert.deepEqual(await session.getItems(), []);
-    assert.equal((await client().getSession(await session.getSessionId())).message_count, 3, 'stored messages stay');
+    assert.equal(
+      (await client().getSession(await session.getSessionId())).message_count,
+      3,
+      'stored messages stay',
+    );
   });
 
   it('creates the session on first use, with a server id when none is given', async () => {
-    const session = new FoldwiseSession({ client: client(), session: { model: 'gpt-4o', system_prompt: 'Be kind.' } });
+    const session = new FoldwiseSession({
+      client: client(),
+      session: { model: 'gpt-4o', system_prompt: 'Be kind.' },
+    });
     const id = await session.getSessionId();
     assert.equal(await session.getSessionId(), id, 'created once');
     assert.equal((await client().getSession(id)).model, 'gpt-4o');
@@ -113,7 +148,10 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
   it('refuses an item it cannot store, storing nothing', async () => {
     const session = newSession();
     await assert.rejects(
-      session.addItems([{ role: 'user', content: 'hi' }, { type: 'computer_call', callId: 'c', action: {}, status: 'completed' }]),
+      session.addItems([
+        { role: 'user', content: 'hi' },
+        { type: 'computer_call', callId: 'c', action: {}, status: 'completed' },
+      ]),
       /cannot store an item of type 'computer_call'/,
     );
     assert.equal((await client().getSession(await session.getSessionId())).message_count, 0);
@@ -128,10 +166,28 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
       providerData: { encryptedContent: 'opaque-blob' },
     };
     await session.addItems([
-      { role: 'user', content: [{ type: 'input_text', text: 'Look:' }, { type: 'input_image', image: 'https://example.com/a.png', detail: 'low' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Look:' },
+          { type: 'input_image', image: 'https://example.com/a.png', detail: 'low' },
+        ],
+      },
       reasoning,
-      { type: 'function_call', callId: 'call_r', name: 'weather', arguments: '{"city":"Rome"}', status: 'completed' },
-      { type: 'function_call_result', callId: 'call_r', name: 'weather', status: 'completed', output: { type: 'text', text: 'rainy' } },
+      {
+        type: 'function_call',
+        callId: 'call_r',
+        name: 'weather',
+        arguments: '{"city":"Rome"}',
+        status: 'completed',
+      },
+      {
+        type: 'function_call_result',
+        callId: 'call_r',
+        name: 'weather',
+        status: 'completed',
+        output: { type: 'text', text: 'rainy' },
+      },
     ]);
     const items = await session.getItems();
     assert.deepEqual(items.map(brief), [
@@ -140,7 +196,11 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
       ['function_call', 'weather', 'call_r'],
       ['function_call_result', 'weather', 'call_r'],
     ]);
-    assert.deepEqual(items[0].content[1], { type: 'input_image', image: 'https://example.com/a.png', detail: 'low' });
+    assert.deepEqual(items[0].content[1], {
+      type: 'input_image',
+      image: 'https://example.com/a.png',
+      detail: 'low',
+    });
     assert.deepEqual(items[1], reasoning);
     assert.equal(items[3].output, 'rainy');
   });

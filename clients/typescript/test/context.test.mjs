@@ -49,10 +49,13 @@ describe('context', () => {
     const params = context.openaiResponsesParams();
     assert.equal(params.model, 'gpt-4o');
     assert.equal(params.instructions, 'Be brief.');
-    assert.deepEqual(params.input.map((item) => [item.type, item.role, item.content[0].type]), [
-      ['message', 'user', 'input_text'],
-      ['message', 'assistant', 'output_text'],
-    ]);
+    assert.deepEqual(
+      params.input.map((item) => [item.type, item.role, item.content[0].type]),
+      [
+        ['message', 'user', 'input_text'],
+        ['message', 'assistant', 'output_text'],
+      ],
+    );
     assert.equal(params.tools[0].type, 'function');
     assert.equal(params.tools[0].name, 'read_file');
     assert.throws(() => context.anthropicParams(), /format 'anthropic'/);
@@ -84,7 +87,10 @@ describe('context', () => {
     assert.equal(after.messages.length, 0);
     await foldwise.appendMessages(id, [{ role: 'user', content: 'a fresh start' }]);
     const fresh = await foldwise.context(id, { format: 'openai' });
-    assert.deepEqual(fresh.messages.map((m) => m.content), ['Be brief.', 'a fresh start']);
+    assert.deepEqual(
+      fresh.messages.map((m) => m.content),
+      ['Be brief.', 'a fresh start'],
+    );
   });
 
   it('calibrates from a usage report after a context was served', async () => {
@@ -134,7 +140,10 @@ describe('stateless routes', () => {
     const foldwise = client();
     const text = await foldwise.countTokens({ text: 'hello', model: 'gpt-4o' });
     assert.deepEqual(text, { tokens: 1, encoding: 'o200k_base', exact: true, model: 'gpt-4o' });
-    const messages = await foldwise.countTokens({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hello' }] });
+    const messages = await foldwise.countTokens({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     assert.ok(messages.tokens > text.tokens, 'messages carry framing');
     const { models } = await foldwise.listModels();
     assert.ok(models.some((m) => m.name === 'gpt-4o' && m.provider === 'openai'));

@@ -19,7 +19,10 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** Starts the example on a free port; resolves with its URL once it logs that it listens. */
 function startExample(folder, env) {
-  const child = spawn(process.execPath, ['node-handler.mjs'], { cwd: folder, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ['node-handler.mjs'], {
+    cwd: folder,
+    env: { ...process.env, ...env },
+  });
   let output = '';
   const listening = new Promise((ready, fail) => {
     child.stdout.on('data', (chunk) => {
@@ -51,7 +54,10 @@ describe('README and examples/node-handler.mjs', () => {
   before(async () => {
     folder = mkdtempSync(join(tmpdir(), 'foldwise-example-'));
     copyFileSync(EXAMPLE, join(folder, 'node-handler.mjs'));
-    execFileSync(NPM, ['install', '--offline', '--no-audit', '--no-fund', PACKAGE], { cwd: folder, stdio: 'ignore' });
+    execFileSync(NPM, ['install', '--offline', '--no-audit', '--no-fund', PACKAGE], {
+      cwd: folder,
+      stdio: 'ignore',
+    });
     anthropic = await startFakeAnthropic({ inputTokens: 321 });
     example = startExample(folder, {
       PORT: '0',
@@ -77,8 +83,14 @@ describe('README and examples/node-handler.mjs', () => {
 
   it('answers each turn with the whole conversation sent to the model', async () => {
     const sessionId = uniqueId('example');
-    assert.deepEqual(await post({ session_id: sessionId, message: 'Hello there' }), { status: 200, body: { reply: 'echo: Hello there' } });
-    assert.deepEqual(await post({ session_id: sessionId, message: 'And again' }), { status: 200, body: { reply: 'echo: And again' } });
+    assert.deepEqual(await post({ session_id: sessionId, message: 'Hello there' }), {
+      status: 200,
+      body: { reply: 'echo: Hello there' },
+    });
+    assert.deepEqual(await post({ session_id: sessionId, message: 'And again' }), {
+      status: 200,
+      body: { reply: 'echo: And again' },
+    });
 
     const [first, second] = anthropic.requests.slice(-2);
     assert.equal(second.url, '/v1/messages');
@@ -95,7 +107,10 @@ describe('README and examples/node-handler.mjs', () => {
     assert.match(sent[2][1], /And again/);
 
     const stored = await tenant().listMessages(sessionId);
-    assert.deepEqual(stored.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(
+      stored.messages.map((m) => m.role),
+      ['user', 'assistant', 'user', 'assistant'],
+    );
   });
 
   it('reports the provider token count, so the next context is calibrated', async () => {

@@ -15,7 +15,13 @@ async function startLossyProxy() {
     forwarded += 1;
     const loseIt = forwarded === 1;
     const upstream = httpRequest(
-      { host: target.hostname, port: target.port, path: incoming.url, method: incoming.method, headers: incoming.headers },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: incoming.url,
+        method: incoming.method,
+        headers: incoming.headers,
+      },
       (answer) => {
         if (loseIt) {
           answer.resume();
@@ -43,11 +49,17 @@ describe('messages', () => {
     const foldwise = client();
     const { id } = await foldwise.createSession({ id: uniqueId() });
     const appended = await foldwise.appendMessages(id, transcript(3));
-    assert.deepEqual(appended.messages.map((m) => m.seq), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(
+      appended.messages.map((m) => m.seq),
+      [1, 2, 3, 4, 5, 6],
+    );
     assert.ok(appended.messages.every((m) => m.client_id && !m.duplicate && m.token_count > 0));
 
     const page = await foldwise.listMessages(id, { limit: 4 });
-    assert.deepEqual(page.messages.map((m) => m.seq), [1, 2, 3, 4]);
+    assert.deepEqual(
+      page.messages.map((m) => m.seq),
+      [1, 2, 3, 4],
+    );
     assert.equal(page.next_after_seq, 4);
 
     const seqs = [];
@@ -73,7 +85,10 @@ describe('messages', () => {
       const result = await throughProxy.appendMessages(id, [{ role: 'user', content: 'exactly once' }]);
       assert.equal(result.messages[0].duplicate, true, 'the retry found the first attempt stored');
       const stored = await client().listMessages(id);
-      assert.deepEqual(stored.messages.map((m) => m.content), ['exactly once']);
+      assert.deepEqual(
+        stored.messages.map((m) => m.content),
+        ['exactly once'],
+      );
     } finally {
       await proxy.close();
     }
@@ -90,7 +105,10 @@ describe('messages', () => {
     const popped = await foldwise.popMessage(id);
     assert.equal(popped.seq, 2);
     assert.equal(popped.role, 'assistant');
-    assert.deepEqual(popped.items.map((item) => item.type), ['message', 'function_call']);
+    assert.deepEqual(
+      popped.items.map((item) => item.type),
+      ['message', 'function_call'],
+    );
     assert.equal(popped.items[1].call_id, 'call_1');
 
     assert.equal((await foldwise.popMessage(id)).seq, 1);
@@ -103,7 +121,10 @@ describe('messages', () => {
   it('refuses to pop a message the summary already covers', async () => {
     const foldwise = client();
     const { id } = await foldwise.createSession({ id: uniqueId() });
-    await foldwise.appendMessages(id, [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);
+    await foldwise.appendMessages(id, [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+    ]);
     await foldwise.clear(id);
     const error = await foldwise.popMessage(id).catch((e) => e);
     assert.ok(error instanceof ConflictError, String(error));

@@ -27,7 +27,10 @@ describe('sessions', () => {
     assert.equal(created.message_count, 0);
     assert.deepEqual(created.settings, { keep_recent: 4 });
 
-    const updated = await foldwise.updateSession(id, { settings: { threshold: 0.5 }, metadata: { team: 'core' } });
+    const updated = await foldwise.updateSession(id, {
+      settings: { threshold: 0.5 },
+      metadata: { team: 'core' },
+    });
     assert.deepEqual(updated.settings, { keep_recent: 4, threshold: 0.5 }, 'settings merge key by key');
     assert.deepEqual(updated.metadata, { team: 'core' }, 'metadata replaces');
     assert.equal((await foldwise.getSession(id)).system_prompt, 'You are terse.');
@@ -48,11 +51,19 @@ describe('sessions', () => {
     for (let i = 0; i < 5; i++) ids.push((await foldwise.createSession({ id: `${prefix}-${i}` })).id);
 
     const page = await foldwise.listSessions({ id_prefix: prefix, limit: 2 });
-    assert.deepEqual(page.sessions.map((s) => s.id), ids.slice(0, 2));
+    assert.deepEqual(
+      page.sessions.map((s) => s.id),
+      ids.slice(0, 2),
+    );
     assert.notEqual(page.next_cursor, null);
 
     const all = [];
-    for await (const session of foldwise.iterSessions({ id_prefix: prefix, limit: 2, sort: 'id', order: 'desc' })) {
+    for await (const session of foldwise.iterSessions({
+      id_prefix: prefix,
+      limit: 2,
+      sort: 'id',
+      order: 'desc',
+    })) {
       all.push(session.id);
     }
     assert.deepEqual(all, [...ids].reverse());
@@ -61,7 +72,9 @@ describe('sessions', () => {
 
 describe('errors', () => {
   it('maps the envelope of a missing session to SessionNotFoundError', async () => {
-    const error = await client().getSession(uniqueId('missing')).catch((e) => e);
+    const error = await client()
+      .getSession(uniqueId('missing'))
+      .catch((e) => e);
     assert.ok(error instanceof SessionNotFoundError);
     assert.ok(error instanceof NotFoundError);
     assert.ok(error instanceof APIStatusError);
@@ -101,7 +114,9 @@ describe('errors', () => {
     assert.equal(missing.status, 401);
     assert.equal(missing.code, 'unauthorized');
 
-    const wrong = await client({ apiKey: 'not-a-key' }).listModels().catch((e) => e);
+    const wrong = await client({ apiKey: 'not-a-key' })
+      .listModels()
+      .catch((e) => e);
     assert.ok(wrong instanceof AuthenticationError);
     assert.ok((await client().listModels()).models.length > 0);
   });

@@ -13,7 +13,11 @@ import {
 } from '../dist/index.js';
 import { startFakeHttp } from './support/fake-http.mjs';
 
-const UNAVAILABLE = { status: 503, headers: { 'retry-after': '0' }, body: { error: { code: 'database_unavailable', message: 'down', details: null } } };
+const UNAVAILABLE = {
+  status: 503,
+  headers: { 'retry-after': '0' },
+  body: { error: { code: 'database_unavailable', message: 'down', details: null } },
+};
 const MODELS = { status: 200, body: { models: [] } };
 const POPPED = { status: 200, body: { id: 'm1', seq: 1 } };
 
@@ -31,21 +35,28 @@ describe('retries', () => {
 
   it('gives up after maxRetries with ServiceUnavailableError', async () => {
     fake = await startFakeHttp([UNAVAILABLE]);
-    const error = await clientFor(fake.url, { maxRetries: 1 }).listModels().catch((e) => e);
+    const error = await clientFor(fake.url, { maxRetries: 1 })
+      .listModels()
+      .catch((e) => e);
     assert.ok(error instanceof ServiceUnavailableError);
     assert.equal(error.code, 'database_unavailable');
     assert.equal(fake.requests.length, 2);
   });
 
   it('does not retry a 500', async () => {
-    fake = await startFakeHttp([{ status: 500, body: { error: { code: 'internal_error', message: 'bug', details: null } } }, MODELS]);
+    fake = await startFakeHttp([
+      { status: 500, body: { error: { code: 'internal_error', message: 'bug', details: null } } },
+      MODELS,
+    ]);
     await assert.rejects(clientFor(fake.url).listModels(), InternalServerError);
     assert.equal(fake.requests.length, 1);
   });
 
   it('maps a body that is not an envelope to http_<status>', async () => {
     fake = await startFakeHttp([{ status: 502, body: 'bad gateway' }]);
-    const error = await clientFor(fake.url).listModels().catch((e) => e);
+    const error = await clientFor(fake.url)
+      .listModels()
+      .catch((e) => e);
     assert.ok(error instanceof InternalServerError);
     assert.equal(error.code, 'http_502');
     assert.equal(error.status, 502);
@@ -53,13 +64,24 @@ describe('retries', () => {
   });
 
   it('maps other statuses by family, without retrying them', async () => {
-    fake = await startFakeHttp([{ status: 429, body: { error: { code: 'rate_limited', message: 'slow down', details: { limit: 1 } } } }]);
-    const limited = await clientFor(fake.url).listModels().catch((e) => e);
+    fake = await startFakeHttp([
+      { status: 429, body: { error: { code: 'rate_limited', message: 'slow down', details: { limit: 1 } } } },
+    ]);
+    const limited = await clientFor(fake.url)
+      .listModels()
+      .catch((e) => e);
     assert.ok(limited instanceof RateLimitError);
-    assert.deepEqual([limited.code, limited.message, limited.details], ['rate_limited', 'slow down', { limit: 1 }]);
+    assert.deepEqual(
+      [limited.code, limited.message, limited.details],
+      ['rate_limited', 'slow down', { limit: 1 }],
+    );
     await fake.close();
-    fake = await startFakeHttp([{ status: 418, body: { error: { code: 'teapot', message: 'no', details: null } } }]);
-    const other = await clientFor(fake.url).listModels().catch((e) => e);
+    fake = await startFakeHttp([
+      { status: 418, body: { error: { code: 'teapot', message: 'no', details: null } } },
+    ]);
+    const other = await clientFor(fake.url)
+      .listModels()
+      .catch((e) => e);
     assert.equal(other.constructor, APIStatusError);
     assert.equal(fake.requests.length, 1);
   });
@@ -103,7 +125,9 @@ describe('timeouts and cancellation', () => {
   it('throws APITimeoutError when no answer arrives in time, after retrying a replayable call', async () => {
     fake = await startFakeHttp([{ ...MODELS, delayMs: 2000 }]);
     const started = Date.now();
-    const error = await clientFor(fake.url, { timeoutMs: 100, maxRetries: 1 }).listModels().catch((e) => e);
+    const error = await clientFor(fake.url, { timeoutMs: 100, maxRetries: 1 })
+      .listModels()
+      .catch((e) => e);
     assert.ok(error instanceof APITimeoutError, String(error));
     assert.ok(error instanceof APIConnectionError);
     assert.ok(Date.now() - started < 1500);
@@ -129,7 +153,10 @@ describe('timeouts and cancellation', () => {
 describe('requests', () => {
   it('sends the bearer key, JSON, and encodes ids and query values', async () => {
     fake = await startFakeHttp([{ status: 200, body: { messages: [], next_after_seq: null } }]);
-    await clientFor(fake.url, { headers: { 'x-trace': 't1' } }).listMessages('a b/c', { after_seq: 3, limit: 10 });
+    await clientFor(fake.url, { headers: { 'x-trace': 't1' } }).listMessages('a b/c', {
+      after_seq: 3,
+      limit: 10,
+    });
     const [request] = fake.requests;
     assert.equal(request.url, '/sessions/a%20b%2Fc/messages?after_seq=3&limit=10');
     assert.equal(request.headers.authorization, 'Bearer k');

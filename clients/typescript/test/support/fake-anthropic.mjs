@@ -5,7 +5,10 @@ import { createServer } from 'node:http';
 function lastUserText(messages) {
   const content = messages.at(-1)?.content;
   if (typeof content === 'string') return content;
-  return (content ?? []).filter((block) => block.type === 'text').map((block) => block.text).join('');
+  return (content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('');
 }
 
 export async function startFakeAnthropic({ inputTokens = 321 } = {}) {
@@ -24,7 +27,12 @@ export async function startFakeAnthropic({ inputTokens = 321 } = {}) {
         model: body.model,
         content: [{ type: 'text', text: `echo: ${lastUserText(body.messages)}` }],
         stop_reason: 'end_turn',
-        usage: { input_tokens: inputTokens, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: {
+          input_tokens: inputTokens,
+          output_tokens: 7,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
       }),
     );
   });

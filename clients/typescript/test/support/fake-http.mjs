@@ -9,7 +9,12 @@ export async function startFakeHttp(script) {
     const chunks = [];
     for await (const chunk of request) chunks.push(chunk);
     const text = Buffer.concat(chunks).toString('utf8');
-    requests.push({ method: request.method, url: request.url, headers: request.headers, body: text ? JSON.parse(text) : undefined });
+    requests.push({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body: text ? JSON.parse(text) : undefined,
+    });
     const reply = script[Math.min(requests.length, script.length) - 1];
     if (reply === 'drop') {
       request.socket.destroy();

@@ -15,11 +15,12 @@ export class FakeModel {
 
   async getResponse(request) {
     this.requests.push(structuredClone(request.input));
-    const last = Array.isArray(request.input) ? request.input.at(-1) : { role: 'user', content: request.input };
+    const last = Array.isArray(request.input)
+      ? request.input.at(-1)
+      : { role: 'user', content: request.input };
     return { usage: new Usage(), output: [this.#answer(last)], responseId: `resp_${this.requests.length}` };
   }
 
-  // eslint-disable-next-line require-yield
   async *getStreamedResponse() {
     throw new Error('FakeModel does not stream');
   }
@@ -32,12 +33,25 @@ export class FakeModel {
     if (city) {
       this.#calls += 1;
       const callId = `call_${this.#calls}`;
-      return { type: 'function_call', id: `fc_${this.#calls}`, callId, name: 'weather', arguments: JSON.stringify({ city }), status: 'completed' };
+      return {
+        type: 'function_call',
+        id: `fc_${this.#calls}`,
+        callId,
+        name: 'weather',
+        arguments: JSON.stringify({ city }),
+        status: 'completed',
+      };
     }
     return this.#message(`You said: ${text(last)}.`);
   }
 
   #message(value) {
-    return { type: 'message', id: `msg_${this.requests.length}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: value }] };
+    return {
+      type: 'message',
+      id: `msg_${this.requests.length}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: value }],
+    };
   }
 }

@@ -7,12 +7,19 @@ import { FoldwiseClient, type Context, type Session as FoldwiseSessionRead } fro
 import { FoldwiseSession } from 'foldwise/agents';
 
 export async function usage(foldwise: FoldwiseClient, openai: OpenAI): Promise<void> {
-  const created: FoldwiseSessionRead = await foldwise.createSession({ model: 'gpt-4o', settings: { keep_recent: 4 } });
+  const created: FoldwiseSessionRead = await foldwise.createSession({
+    model: 'gpt-4o',
+    settings: { keep_recent: 4 },
+  });
   const count: number = created.message_count;
   // @ts-expect-error: not a setting
   await foldwise.createSession({ settings: { keep_recnt: 4 } });
 
-  const context: Context = await foldwise.context(created.id, { format: 'openai', max_tokens: 8000, keep_recent: 2 });
+  const context: Context = await foldwise.context(created.id, {
+    format: 'openai',
+    max_tokens: 8000,
+    keep_recent: 2,
+  });
   // @ts-expect-error: not a format
   await foldwise.context(created.id, { format: 'gemini' });
   // @ts-expect-error: not a query option
