@@ -1,48 +1,36 @@
 import { fromResponsesItems, toResponsesItem } from './agents-items.js';
 import { FoldwiseClient } from './client.js';
-import { NoMessagesError, SessionExistsError } from './errors.js';
+import { NoMessagesError, SessionExistsError, SessionNotFoundError } from './errors.js';
 export class FoldwiseSession {
-    options;
+    sessionId;
     client;
-    sessionIdPromise;
-    constructor(options = {}) {
-        this.options = options;
+    sessionOptions;
+    contextOptions;
+    constructor(sessionId, options = {}) {
+        this.sessionId = sessionId;
         this.client = options.client ?? new FoldwiseClient();
+        this.sessionOptions = options.sessionOptions ?? {};
+        this.contextOptions = {
+            summary_placement: 'messages',
+            ...options.contextOptions,
+            format: 'openai_responses',
+        };
     }
-    /** The Foldwise session id, creating the session on the first call. */
-    getSessionId() {
-        this.sessionIdPromise ??= this.ensureSession().catch((error) => {
-            this.sessionIdPromise = undefined; // the next call tries again
-            throw error;
-        });
-        return this.sessionIdPromise;
+    async getSessionId() {
+        return this.sessionId;
     }
-    async ensureSession() {
-        const { sessionId, session = {} } = this.options;
-        if (sessionId === undefined)
-            return (await this.client.createSession(session)).id;
-        try {
-            await this.client.createSession({ ...session, id: sessionId });
-        }
-        catch (error) {
-            if (!(error instanceof SessionExistsError))
-                throw error;
-        }
-        return sessionId;
-    }
-    /**
-     * The context to send next, as Agents SDK items: a system item first when the context has
-     * a system text (the session's system prompt, the summary), then the kept history.
-     * With `limit`, the newest `limit` of those items.
-     */
     async getItems(limit) {
         if (limit !== undefined && limit <= 0)
             return [];
-        const sessionId = await this.getSessionId();
-        const context = await this.client.context(sessionId, {
-            ...this.options.context,
-            format: 'openai_responses',
-        });
+        let context;
+        try {
+            context = await this.client.context(this.sessionId, this.contextOptions);
+        }
+        catch (error) {
+            if (error instanceof SessionNotFoundError)
+                return [];
+            throw error;
+        }
         const items = fromResponsesItems(context.messages);
         if (typeof context.system === 'string' && context.system) {
             items.unshift({ type: 'message', role: 'system', content: context.system });
@@ -52,33 +40,49 @@ export class FoldwiseSession {
     async addItems(items) {
         if (items.length === 0)
             return;
-        const sessionId = await this.getSessionId();
-        await this.client.appendMessages(sessionId, items.map((item) => toResponsesItem(item)));
-    }
-    /**
-     * Removes and returns the newest item. Foldwise stores an assistant turn's items (reasoning,
-     * text, calls) as one message: popping it removes the message and appends its other items
-     * again, so exactly one item goes. Undefined when the session has no message.
-     */
-    async popItem() {
-        const sessionId = await this.getSessionId();
-        let popped;
+        const messages = items.map((item) => toResponsesItem(item));
         try {
-            popped = await this.client.popMessage(sessionId);
+            await this.client.appendMessages(this.sessionId, messages);
         }
         catch (error) {
-            if (error instanceof NoMessagesError)
+            if (!(error instanceof SessionNotFoundError))
+                throw error;
+            await this.createSession();
+            await this.client.appendMessages(this.sessionId, messages);
+        }
+    }
+    async popItem() {
+        let popped;
+        try {
+            popped = await this.client.popMessage(this.sessionId);
+        }
+        catch (error) {
+            if (error instanceof NoMessagesError || error instanceof SessionNotFoundError)
                 return undefined;
             throw error;
         }
         const rest = popped.items.slice(0, -1);
         // A reasoning item alone cannot be stored (nor sent): it goes with the item it preceded.
         if (rest.some((item) => item.type !== 'reasoning'))
-            await this.client.appendMessages(sessionId, rest);
+            await this.client.appendMessages(this.sessionId, rest);
         return fromResponsesItems(popped.items).at(-1);
     }
-    /** Starts the context afresh (POST …/clear): stored messages stay, later contexts omit them. */
     async clearSession() {
-        await this.client.clear(await this.getSessionId());
+        try {
+            await this.client.clear(this.sessionId);
+        }
+        catch (error) {
+            if (!(error instanceof SessionNotFoundError))
+                throw error;
+        }
+    }
+    async createSession() {
+        try {
+            await this.client.createSession({ ...this.sessionOptions, id: this.sessionId });
+        }
+        catch (error) {
+            if (!(error instanceof SessionExistsError))
+                throw error;
+        }
     }
 }

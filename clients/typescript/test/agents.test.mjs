@@ -21,10 +21,9 @@ function agentWith(model) {
 }
 
 const newSession = (options = {}) =>
-  new FoldwiseSession({
+  new FoldwiseSession(uniqueId('agents'), {
     client: client(),
-    sessionId: uniqueId('agents'),
-    session: { model: 'gpt-4o' },
+    sessionOptions: { model: 'gpt-4o' },
     ...options,
   });
 
@@ -38,6 +37,7 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     assert.equal(first.finalOutput, 'It is sunny in Oslo.');
 
     const sessionId = await session.getSessionId();
+    assert.equal(sessionId, session.sessionId);
     const stored = await client().listMessages(sessionId);
     assert.deepEqual(
       stored.messages.map((m) => m.role),
@@ -46,7 +46,7 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     assert.equal(stored.messages[1].tool_calls[0].id, 'call_1');
 
     // A new session object (another process, say) with the same id sees the same history.
-    const again = new FoldwiseSession({ client: client(), sessionId });
+    const again = new FoldwiseSession(sessionId, { client: client() });
     const second = await run(agentWith(model), 'Thanks!', { session: again });
     assert.equal(second.finalOutput, 'You said: Thanks!.');
     const input = model.requests.at(-1);
@@ -63,7 +63,9 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
 
   it('sends the folded context: a summary and the newest turns under the budget', async () => {
     const model = new FakeModel();
-    const session = newSession({ context: { max_tokens: 900, keep_recent: 2, pin_first_message: false } });
+    const session = newSession({
+      contextOptions: { max_tokens: 900, keep_recent: 2, pin_first_message: false },
+    });
     const filler = 'lorem ipsum dolor sit amet '.repeat(30);
     for (let turn = 0; turn < 6; turn++) await run(agentWith(model), `Turn ${turn}: ${filler}`, { session });
 
@@ -73,8 +75,13 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     assert.equal(stored, 12);
     assert.ok(summary?.text, 'Foldwise folded older turns');
     assert.ok(input.length < stored, `${input.length} items sent for ${stored} stored`);
-    assert.equal(input[0].role, 'system');
-    assert.match(input[0].content, /Turn 0/, 'the summary carries the first turns');
+    // The summary leads, as a user/assistant pair (summary_placement=messages by default).
+    assert.deepEqual(input.slice(0, 2).map(brief), [
+      ['message', 'user', ''],
+      ['message', 'assistant', ''],
+    ]);
+    assert.match(input[0].content[0].text, /Turn 0/, 'the summary carries the first turns');
+    assert.doesNotMatch(JSON.stringify(input.slice(2)), /Turn 0/);
     assert.match(JSON.stringify(input.at(-1)), /Turn 5/);
   });
 
@@ -134,15 +141,21 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     );
   });
 
-  it('creates the session on first use, with a server id when none is given', async () => {
-    const session = new FoldwiseSession({
+  it('reads nothing before the first append, which creates the session with sessionOptions', async () => {
+    const session = new FoldwiseSession(uniqueId('agents'), {
       client: client(),
-      session: { model: 'gpt-4o', system_prompt: 'Be kind.' },
+      sessionOptions: { model: 'gpt-4o', system_prompt: 'Be kind.' },
     });
-    const id = await session.getSessionId();
-    assert.equal(await session.getSessionId(), id, 'created once');
-    assert.equal((await client().getSession(id)).model, 'gpt-4o');
-    assert.deepEqual(await session.getItems(), [{ type: 'message', role: 'system', content: 'Be kind.' }]);
+    assert.deepEqual(await session.getItems(), []);
+    assert.equal(await session.popItem(), undefined);
+    await session.clearSession();
+    await session.addItems([{ role: 'user', content: 'hello' }]);
+    assert.equal((await client().getSession(session.sessionId)).model, 'gpt-4o');
+    assert.deepEqual((await session.getItems()).map(brief), [
+      ['message', 'system', ''],
+      ['message', 'user', ''],
+    ]);
+    assert.equal((await session.getItems())[0].content, 'Be kind.');
   });
 
   it('refuses an item it cannot store, storing nothing', async () => {
@@ -154,7 +167,7 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
       ]),
       /cannot store an item of type 'computer_call'/,
     );
-    assert.equal((await client().getSession(await session.getSessionId())).message_count, 0);
+    await assert.rejects(client().getSession(session.sessionId), /does not exist/, 'nothing was sent');
   });
 
   it('round-trips reasoning, function outputs given as text parts, and images', async () => {

@@ -37,8 +37,12 @@ export async function usage(foldwise: FoldwiseClient, openai: OpenAI): Promise<v
   // @ts-expect-error: input_tokens is required
   await foldwise.reportUsage(created.id, { model: 'gpt-4o' });
 
-  const session: Session = new FoldwiseSession({ client: foldwise, context: { max_tokens: 4000 } });
+  const session: Session = new FoldwiseSession('user-7', {
+    client: foldwise,
+    sessionOptions: { model: 'gpt-4o' },
+    contextOptions: { max_tokens: 4000, summary_placement: 'system' },
+  });
   // @ts-expect-error: the session always reads openai_responses
-  new FoldwiseSession({ context: { format: 'anthropic' } });
+  new FoldwiseSession('user-7', { contextOptions: { format: 'anthropic' } });
   void [count, next, items, session];
 }
