@@ -1,11 +1,13 @@
 // FoldwiseSession with the real @openai/agents Runner and a fake Model (no network).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
+import OpenAI from 'openai';
 import { z } from 'zod';
 import { FoldwiseSession } from '../dist/agents.js';
 import { client, uniqueId } from './support/foldwise.mjs';
 import { FakeModel } from './support/fake-model.mjs';
+import { startFakeResponses } from './support/fake-responses.mjs';
 
 setTracingDisabled(true);
 
@@ -216,5 +218,35 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     });
     assert.deepEqual(items[1], reasoning);
     assert.equal(items[3].output, 'rainy');
+  });
+
+  it("replays the history through the SDK's own Responses model, on a fake Responses API", async () => {
+    const api = await startFakeResponses();
+    try {
+      const openai = new OpenAI({ apiKey: 'test-key', baseURL: api.url, maxRetries: 0 });
+      const model = new OpenAIResponsesModel(openai, 'gpt-4o');
+      const session = newSession();
+      const first = await run(agentWith(model), 'What is the weather in Lima?', { session });
+      assert.equal(first.finalOutput, 'It is sunny in Lima.');
+      await run(agentWith(model), 'Thanks!', { session });
+
+      const sent = api.requests.at(-1).body;
+      assert.equal(sent.instructions, 'Answer briefly.');
+      const input = sent.input.map((item) => [
+        item.type ?? 'message',
+        item.role ?? item.name ?? '',
+        item.call_id ?? '',
+      ]);
+      assert.deepEqual(input, [
+        ['message', 'user', ''],
+        ['function_call', 'weather', 'call_1'],
+        ['function_call_output', '', 'call_1'],
+        ['message', 'assistant', ''],
+        ['message', 'user', ''],
+      ]);
+      assert.equal(sent.input[2].output, 'sunny in Lima');
+    } finally {
+      await api.close();
+    }
   });
 });
