@@ -8,8 +8,9 @@ not take), or the "easy" form `{"role", "content": [input_text / output_text par
 - Consecutive assistant-side items of one post (`reasoning`, assistant `message`,
   `function_call`) become ONE stored assistant message, so a reasoning item and the calls it
   precedes are one message and the engine keeps or folds them whole: `content` holds the
-  reasoning items verbatim and one `text` block per text part, in posted order;
-  `tool_calls` holds the calls in OpenAI Chat form (`call_id` → `id`, `arguments` as posted).
+  reasoning items verbatim and one `text` block per text part, in posted order, and
+  `tool_calls` the calls in OpenAI Chat form (`call_id` → `id`, `arguments` as posted). The
+  run must not end with a reasoning item (it would precede nothing): `dangling_reasoning`.
 - `function_call_output` → a `tool` message (`tool_call_id` = `call_id`, `content` = output).
 - a `user` / `system` / `developer` message → a user / system message (text parts → `text`
   blocks, `input_image` → an `image_url` part).
@@ -40,7 +41,8 @@ from app.engine.shapes import (
 )
 from app.engine.types import Block, Content
 
-ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+REASONING = "reasoning"
+ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING})
 TEXT_PARTS = frozenset({"input_text", "output_text"})
 PART_TYPES = TEXT_PARTS | {"input_image", "refusal"}
 ITEM_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
@@ -76,7 +78,7 @@ def item_type(raw: Any) -> str | None:
 
 def _assistant_side(raw: Any) -> bool:
     kind = item_type(raw)
-    return kind in ("reasoning", "function_call") or (
+    return kind in (REASONING, "function_call") or (
         kind == "message" and raw.get("role") == "assistant"
     )
 
@@ -198,7 +200,7 @@ def _own(raw: Mapping[str, Any], index: int) -> tuple[str | None, dict[str, Any]
 
 
 def _extras(raw: Mapping[str, Any], kind: str, index: int) -> dict[str, Any] | None:
-    if kind == "reasoning":  # stored whole
+    if kind == REASONING:  # stored whole
         return None
     extra = {k: v for k, v in raw.items() if k not in _USED_KEYS[kind] | _OWN_KEYS}
     return {"index": index, "type": kind, **extra} if extra else None
@@ -290,7 +292,7 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
         client_id, own = _own(item, index)
         client_ids += [client_id] if client_id else []
         metadata.update(own)
-        if kind == "reasoning":
+        if kind == REASONING:
             blocks.append(_reasoning(item, index))
         elif kind == "function_call":
             calls.append(_call(item, index))
@@ -300,7 +302,7 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
         extra = _extras(item, str(kind), index)
         extras += [extra] if extra else []
     last = indexes[-1]
-    if not calls and not any(b.get("type") == "text" for b in blocks):
+    if item_type(raw[last]) == REASONING:
         reason = "a reasoning item must be posted with the message or function_call it precedes"
         _fail(DanglingReasoning, last, f"messages[{last}]", reason)
     if len(set(client_ids)) > 1:

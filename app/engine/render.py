@@ -187,7 +187,7 @@ def render(
             ("user", [_text(pair[0])], SYNTHETIC_SUMMARY),
             ("assistant", [_text(pair[1])], SYNTHETIC_SUMMARY_ACK),
         ]
-    entries += _relocate_results([_entry(m) for m in messages])
+    entries += _relocate_results([as_entry(m) for m in messages])
     if fmt == "anthropic":
         out = _anthropic(_without(entries, DROPPED_IN_ANTHROPIC))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out])
@@ -216,7 +216,8 @@ def _text(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
-def _entry(message: Message) -> Entry:
+def as_entry(message: Message) -> Entry:
+    """One message as (role, Anthropic-style blocks, source), calls as tool_use blocks."""
     if message.role == "tool":
         result = {"type": "tool_result", "tool_use_id": message.tool_call_id}
         return "user", [{**result, "content": message.content}], message.id

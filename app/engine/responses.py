@@ -4,12 +4,13 @@ check that the items are what the Responses API accepts (docs/reference.md §Mes
 Works on render.py's entries (role, Anthropic-style blocks, source), tool results already
 right after the assistant entry that made their calls:
 
-- an assistant entry → its `reasoning` items byte-for-byte first, then, in block order, one
-  `message` item (`output_text` parts) per run of text and one `function_call` item per call
-  (`arguments` as stored, else the input as JSON text). An entry with nothing but reasoning
-  is left out: the API rejects a reasoning item without the item it precedes. So one stored
-  message may become several items (a shape-forced exception to one output message per
-  stored message; `messages_included` still counts stored messages);
+- an assistant entry → in block order (as posted: reasoning and text in `content`, then
+  the calls): each `reasoning` item byte-for-byte, one `message` item (`output_text` parts)
+  per run of text, one `function_call` item per call (`arguments` as stored, else the input
+  as JSON text). A reasoning item with nothing after it is left out (the API rejects a
+  reasoning item without the item it precedes), so a turn of nothing but reasoning goes
+  whole. One stored message may become several items (a shape-forced exception to one
+  output message per stored message; `messages_included` still counts stored messages);
 - a user entry → one `function_call_output` item per tool result (its text, or
   EMPTY_RESULT_TEXT), then one user `message` item (`input_text` / `input_image` parts).
 """
@@ -21,14 +22,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.engine.render import (
+    DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
     INTERNAL_ARGUMENTS,
     REASONING,
     Entry,
+    as_entry,
     image_url,
 )
 from app.engine.text import block_text, content_text
-from app.engine.types import Block
+from app.engine.types import Block, Message
 
 Item = dict[str, Any]
 ASSISTANT_SIDE = frozenset({REASONING, "function_call"})
@@ -40,6 +43,14 @@ def to_items(entries: list[Entry]) -> list[tuple[Item, str]]:
         items = _assistant(blocks) if role == "assistant" else _user(blocks)
         out += [(item, source) for item in items]
     return out
+
+
+def message_items(message: Message) -> list[Item]:
+    """One stored message on its own as items (DELETE …/messages/last): no relocation of
+    results, no summary, blocks the format cannot carry dropped."""
+    role, blocks, _ = as_entry(message)
+    kept = [b for b in blocks if b.get("type") not in DROPPED_IN_RESPONSES]
+    return _assistant(kept) if role == "assistant" else _user(kept)
 
 
 def _message(role: str, parts: list[dict[str, Any]]) -> Item:
@@ -58,8 +69,9 @@ def _assistant(blocks: list[Block]) -> list[Item]:
     for block in blocks:
         kind = block.get("type")
         if kind == REASONING:
-            continue
-        if kind == "tool_use":
+            close_text()
+            items.append(dict(block))
+        elif kind == "tool_use":
             close_text()
             arguments = block.get(INTERNAL_ARGUMENTS) or json.dumps(
                 block.get("input", {}), ensure_ascii=False
@@ -72,14 +84,14 @@ def _assistant(blocks: list[Block]) -> list[Item]:
                     "arguments": arguments,
                 }
             )
-            continue
-        text = block_text(block)
-        if text.strip():
+        elif (text := block_text(block)).strip():
             texts.append(text)
     close_text()
-    if not items:
-        return []  # only private reasoning: nothing for it to precede
-    return [dict(b) for b in blocks if b.get("type") == REASONING] + items
+    # A reasoning item is only valid before the item it precedes: trailing ones (their calls
+    # left out as unanswered) go, and a turn of nothing but reasoning goes whole.
+    while items and items[-1].get("type") == REASONING:
+        items.pop()
+    return items
 
 
 def _user(blocks: list[Block]) -> list[Item]:

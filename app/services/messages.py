@@ -26,7 +26,7 @@ from app.core.errors import (
 from app.core.metrics import MESSAGES_APPENDED
 from app.core.settings import Settings
 from app.engine.items import Posted, normalize_posted, refuse_unmatched, unmatched_outputs
-from app.engine.render import render
+from app.engine.responses import message_items
 from app.engine.shapes import NormalizedMessage
 from app.engine.types import Message as EngineMessage
 from app.models import Message, Session
@@ -227,12 +227,4 @@ def _as_items(row: Message) -> list[dict[str, Any]]:
         tool_calls=row.tool_calls,
         tool_call_id=row.tool_call_id,
     )
-    rendered = render(
-        [message],
-        "openai_responses",
-        system_prompt=None,
-        summary=None,
-        placement="system",
-        tools=None,
-    )
-    return rendered.messages
+    return message_items(message)

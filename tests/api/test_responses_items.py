@@ -158,7 +158,9 @@ class TestValidation:
         await create_session(client, id="s")
         await append(client, "s", said("user", "go"), call("call_1"))
         assert (await client.post("/sessions/s/clear")).status_code == 200
-        assert_error(await post(client, "s", output("call_1", "late")), 422, "unmatched_call_output")
+        assert_error(
+            await post(client, "s", output("call_1", "late")), 422, "unmatched_call_output"
+        )
 
     async def test_call_ids_are_checked_like_the_other_shapes(
         self, client: httpx.AsyncClient
