@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run demo screenshots test lint format migrate bench bench-quality clean
+.PHONY: install run demo screenshots test lint format migrate bench bench-quality ts-client clean
 
 install: $(STAMP)
 
@@ -52,6 +52,10 @@ bench: $(VENV)/.bench-installed
 # The real-transcript section needs the bench extras (LangChain's trim_messages baseline).
 bench-quality: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.quality
+
+# The TypeScript client after an API change: types from this app's schema, dist/ rebuilt.
+ts-client: install
+	cd clients/typescript && npm ci --prefer-offline --no-audit --no-fund && npm run generate-types && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
