@@ -1,6 +1,6 @@
 import { type ContextParams } from './context.js';
 import { type RequestOptions } from './http.js';
-import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelList, PoppedMessage, Session, SessionCreate, SessionPage, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, UsageReport, UsageReportResponse } from './types.js';
+import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelInfo, PoppedMessage, Session, SessionCreate, SessionPage, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, UsageReport, UsageReportResponse } from './types.js';
 export interface ClientOptions {
     /** Default: `FOLDWISE_BASE_URL`, else http://127.0.0.1:8000 (`make run`). */
     baseUrl?: string;
@@ -63,6 +63,6 @@ export declare class FoldwiseClient {
     countTokens(body: CountTokensRequest, options?: RequestOptions): Promise<CountTokensResponse>;
     /** A summary of posted messages (and a previous summary); nothing stored. */
     summarizeContext(body: SummarizeRequest, options?: RequestOptions): Promise<SummarizeResponse>;
-    /** The model registry. */
-    listModels(options?: RequestOptions): Promise<ModelList>;
+    /** The model registry's entries. */
+    listModels(options?: RequestOptions): Promise<ModelInfo[]>;
 }

@@ -126,8 +126,9 @@ export class FoldwiseClient {
     summarizeContext(body, options) {
         return this.call({ method: 'POST', path: '/summarize-context', body, replayable: true }, options);
     }
-    /** The model registry. */
-    listModels(options) {
-        return this.call({ method: 'GET', path: '/models', replayable: true }, options);
+    /** The model registry's entries. */
+    async listModels(options) {
+        const list = await this.call({ method: 'GET', path: '/models', replayable: true }, options);
+        return list.models;
     }
 }

@@ -15,6 +15,7 @@ import type {
   ListSummariesQuery,
   MessageInput,
   MessagePage,
+  ModelInfo,
   ModelList,
   PoppedMessage,
   Session,
@@ -223,8 +224,9 @@ export class FoldwiseClient {
     return this.call({ method: 'POST', path: '/summarize-context', body, replayable: true }, options);
   }
 
-  /** The model registry. */
-  listModels(options?: RequestOptions): Promise<ModelList> {
-    return this.call({ method: 'GET', path: '/models', replayable: true }, options);
+  /** The model registry's entries. */
+  async listModels(options?: RequestOptions): Promise<ModelInfo[]> {
+    const list = await this.call<ModelList>({ method: 'GET', path: '/models', replayable: true }, options);
+    return list.models;
   }
 }

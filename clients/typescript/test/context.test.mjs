@@ -145,7 +145,7 @@ describe('stateless routes', () => {
       messages: [{ role: 'user', content: 'hello' }],
     });
     assert.ok(messages.tokens > text.tokens, 'messages carry framing');
-    const { models } = await foldwise.listModels();
+    const models = await foldwise.listModels();
     assert.ok(models.some((m) => m.name === 'gpt-4o' && m.provider === 'openai'));
   });
 });

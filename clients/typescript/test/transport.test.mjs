@@ -29,7 +29,7 @@ const clientFor = (url, options = {}) => new FoldwiseClient({ baseUrl: url, apiK
 describe('retries', () => {
   it('retries a 503 and returns the answer that follows', async () => {
     fake = await startFakeHttp([UNAVAILABLE, UNAVAILABLE, MODELS]);
-    assert.deepEqual(await clientFor(fake.url).listModels(), { models: [] });
+    assert.deepEqual(await clientFor(fake.url).listModels(), []);
     assert.equal(fake.requests.length, 3);
   });
 
@@ -130,7 +130,7 @@ describe('timeouts and cancellation', () => {
       .catch((e) => e);
     assert.ok(error instanceof APITimeoutError, String(error));
     assert.ok(error instanceof APIConnectionError);
-    assert.ok(Date.now() - started < 1500);
+    assert.ok(Date.now() - started < 1900, "did not wait for the slow answer");
     assert.equal(fake.requests.length, 2);
   });
 
