@@ -130,7 +130,7 @@ describe('timeouts and cancellation', () => {
       .catch((e) => e);
     assert.ok(error instanceof APITimeoutError, String(error));
     assert.ok(error instanceof APIConnectionError);
-    assert.ok(Date.now() - started < 1900, "did not wait for the slow answer");
+    assert.ok(Date.now() - started < 1900, 'did not wait for the slow answer');
     assert.equal(fake.requests.length, 2);
   });
 
