@@ -10,77 +10,73 @@
 //
 // Environment: FOLDWISE_BASE_URL, FOLDWISE_API_KEY (the client reads them), ANTHROPIC_API_KEY,
 // ANTHROPIC_BASE_URL (a gateway, or a fake in tests), PORT (default 3000).
-import { createServer } from "node:http";
-import { FoldwiseClient, SessionExistsError } from "foldwise";
+import { createServer } from 'node:http';
+import { FoldwiseClient, SessionExistsError, SessionNotFoundError } from 'foldwise';
 
-const SYSTEM_PROMPT = "You are a concise, friendly assistant.";
-const ANTHROPIC_URL = `${process.env.ANTHROPIC_BASE_URL ?? "https://api.anthropic.com"}/v1/messages`;
+const SYSTEM_PROMPT = 'You are a concise, friendly assistant.';
+const ANTHROPIC_URL = `${process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com'}/v1/messages`;
 const foldwise = new FoldwiseClient();
 
 async function createMessage(params) {
   const response = await fetch(ANTHROPIC_URL, {
-    method: "POST",
+    method: 'POST',
     headers: {
-      "content-type": "application/json",
-      "x-api-key": process.env.ANTHROPIC_API_KEY ?? "",
-      "anthropic-version": "2023-06-01",
+      'content-type': 'application/json',
+      'x-api-key': process.env.ANTHROPIC_API_KEY ?? '',
+      'anthropic-version': '2023-06-01',
     },
     body: JSON.stringify(params),
   });
-  if (!response.ok)
-    throw new Error(
-      `Anthropic API answered ${response.status}: ${await response.text()}`,
-    );
+  if (!response.ok) throw new Error(`Anthropic API answered ${response.status}: ${await response.text()}`);
   return response.json();
+}
+
+/** Stores the user's turn, creating the session on its first turn. */
+async function appendUserTurn(sessionId, text) {
+  const turn = [{ role: 'user', content: text }];
+  try {
+    await foldwise.appendMessages(sessionId, turn);
+  } catch (error) {
+    if (!(error instanceof SessionNotFoundError)) throw error;
+    await foldwise.createSession({ id: sessionId, system_prompt: SYSTEM_PROMPT }).catch((raced) => {
+      if (!(raced instanceof SessionExistsError)) throw raced; // another request created it first
+    });
+    await foldwise.appendMessages(sessionId, turn);
+  }
 }
 
 /** One turn of session `sessionId`: returns the assistant's text. */
 async function chat(sessionId, text) {
-  try {
-    await foldwise.createSession({
-      id: sessionId,
-      system_prompt: SYSTEM_PROMPT,
-    });
-  } catch (error) {
-    if (!(error instanceof SessionExistsError)) throw error;
-  }
-  await foldwise.appendMessages(sessionId, [{ role: "user", content: text }]);
+  await appendUserTurn(sessionId, text);
   const context = await foldwise.context(sessionId); // format: 'anthropic'
-  const reply = await createMessage(
-    context.anthropicParams({ maxTokens: 1024 }),
-  );
-  await foldwise.appendMessages(sessionId, [
-    { role: "assistant", content: reply.content },
-  ]);
+  const reply = await createMessage(context.anthropicParams({ maxTokens: 1024 }));
+  await foldwise.appendMessages(sessionId, [{ role: 'assistant', content: reply.content }]);
   // What the model read: uncached input, plus prompt-cache writes and reads.
   const usage = reply.usage;
   const inputTokens =
-    usage.input_tokens +
-    (usage.cache_creation_input_tokens ?? 0) +
-    (usage.cache_read_input_tokens ?? 0);
+    usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
   await foldwise.reportUsage(sessionId, {
     model: context.model,
     input_tokens: inputTokens,
   });
   return reply.content
-    .filter((block) => block.type === "text")
+    .filter((block) => block.type === 'text')
     .map((block) => block.text)
-    .join("");
+    .join('');
 }
 
 async function readJson(request) {
   const chunks = [];
   for await (const chunk of request) chunks.push(chunk);
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 const server = createServer(async (request, response) => {
   const send = (status, body) => {
-    response.writeHead(status, { "content-type": "application/json" });
+    response.writeHead(status, { 'content-type': 'application/json' });
     response.end(JSON.stringify(body));
   };
-  if (request.method !== "POST" || request.url !== "/chat")
-    return send(404, { error: "POST /chat" });
+  if (request.method !== 'POST' || request.url !== '/chat') return send(404, { error: 'POST /chat' });
   let body;
   try {
     body = await readJson(request);
@@ -99,6 +95,4 @@ const server = createServer(async (request, response) => {
 });
 
 const port = Number(process.env.PORT ?? 3000);
-server.listen(port, "127.0.0.1", () =>
-  console.log(`listening on http://127.0.0.1:${server.address().port}`),
-);
+server.listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${server.address().port}`));
