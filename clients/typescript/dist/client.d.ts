@@ -21,8 +21,9 @@ export declare class FoldwiseClient {
     private readonly transport;
     constructor(options?: ClientOptions);
     private call;
-    /** 409 ConflictError (`session_exists`) when the id is taken. Not replayed after a connection error. */
+    /** SessionExistsError (409) when the id is taken. Not replayed after a connection error. */
     createSession(body?: SessionCreate, options?: RequestOptions): Promise<Session>;
+    /** SessionNotFoundError (404) for an unknown id, or another tenant's. */
     getSession(sessionId: string, options?: RequestOptions): Promise<Session>;
     /** One page; pass `next_cursor` back as `cursor` (or use `iterSessions`). */
     listSessions(query?: ListSessionsQuery, options?: RequestOptions): Promise<SessionPage>;

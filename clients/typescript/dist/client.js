@@ -26,10 +26,11 @@ export class FoldwiseClient {
         return this.transport.request(call, options);
     }
     // Sessions
-    /** 409 ConflictError (`session_exists`) when the id is taken. Not replayed after a connection error. */
+    /** SessionExistsError (409) when the id is taken. Not replayed after a connection error. */
     createSession(body = {}, options) {
         return this.call({ method: 'POST', path: '/sessions', body, replayable: false }, options);
     }
+    /** SessionNotFoundError (404) for an unknown id, or another tenant's. */
     getSession(sessionId, options) {
         return this.call({ method: 'GET', path: at(sessionId), replayable: true }, options);
     }

@@ -81,11 +81,12 @@ export class FoldwiseClient {
 
   // Sessions
 
-  /** 409 ConflictError (`session_exists`) when the id is taken. Not replayed after a connection error. */
+  /** SessionExistsError (409) when the id is taken. Not replayed after a connection error. */
   createSession(body: SessionCreate = {}, options?: RequestOptions): Promise<Session> {
     return this.call({ method: 'POST', path: '/sessions', body, replayable: false }, options);
   }
 
+  /** SessionNotFoundError (404) for an unknown id, or another tenant's. */
   getSession(sessionId: string, options?: RequestOptions): Promise<Session> {
     return this.call({ method: 'GET', path: at(sessionId), replayable: true }, options);
   }
