@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from app.summarizers.base import SummaryRequest
 from app.summarizers.rule import RuleSummarizer, rule_summary
+from app.summarizers.rule.facts import Item
 from app.summarizers.rule.parse import parse_summary
-from app.summarizers.rule.render import render
+from app.summarizers.rule.render import fit, render
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation
 
@@ -48,6 +49,12 @@ class TestMerge:
         )
         again = render(parse_summary(first).items())
         assert again == first
+
+    def test_a_passing_command_is_listed_bare_and_read_back_as_passed(self) -> None:
+        facts = parse_summary("Task: t\nCommands:\n- `make lint`\n- `pytest` → exit 1")
+        commands = {i.text: i.status for i in facts.items() if i.kind == "command"}
+        assert commands == {"make lint": "ok", "pytest": "exit 1"}
+        assert "- `make lint`\n- `pytest` → exit 1" in render(facts.items())
 
     def test_facts_are_deduplicated_across_folds(self, counter) -> None:
         fold = conversation(
@@ -159,6 +166,46 @@ class TestBudget:
         assert "- `src/m1.py`\n" in edited  # which tool changed it is a luxury here
         full = rule_summary(conversation(*items), None, 4000, counter)
         assert "totals differ | FAILED t.py::test_total | 1 failed" in full
+
+    def test_when_items_are_evicted_long_commands_keep_their_head(self, counter) -> None:
+        script = " ".join(f"--flag-{k}=value-{k}" for k in range(40))  # ~200 tokens each
+        commands = [
+            m
+            for n in range(12)
+            for m in call(f"c{n}", "bash", {"command": f"tool{n} run {script}"}, "ok")
+        ]
+        text = rule_summary(conversation(("user", "Go."), *commands), None, 300, counter)
+        assert counter.count_text(text) <= 300
+        heads = [line for line in text.splitlines() if line.startswith("- `tool")]
+        # Whole, one command would fit; as heads, most of them do, each a prefix of its command.
+        assert len(heads) >= 6
+        for line in heads:
+            name = line[3:].split(" ", 1)[0]
+            assert f"{name} run --flag-0=value-0" in line
+        assert sum(line.endswith(" …`") for line in heads) >= 5
+        # With room for everything, no command is cut to its head.
+        roomy = rule_summary(conversation(("user", "Go."), *commands), None, 4000, counter)
+        whole = {
+            line[3:].split(" ", 1)[0]: line
+            for line in roomy.splitlines()
+            if line.startswith("- `tool")
+        }
+        assert len(whole) == 12
+        for line in heads:
+            assert len(whole[line[3:].split(" ", 1)[0]]) > len(line)
+
+    def test_left_over_budget_gives_a_cut_item_its_whole_text(self, counter) -> None:
+        task = Item("task", "Go.", 0)
+        command = Item("command", "deploy " + " ".join(f"--option-{k}" for k in range(30)), 1)
+        errors = [
+            Item("error", f"E{n} " + "boom " * 200, 2 + n, "open", "pytest") for n in range(3)
+        ]
+        budget = counter.count_text(render([task, command, errors[0]])) + 5
+        text = fit([task, command, *errors], budget, counter)
+        # Not everything fits, so the command was cut to its head to make room; one error
+        # fits beside it, the next does not, and the room left takes the command back whole.
+        assert text.count("- `E") == 1
+        assert f"- `{command.text}`" in text
 
     def test_tiny_budget_still_fits(self, counter) -> None:
         text = rule_summary(conversation(("user", "word " * 500)), None, 10, counter)

@@ -16,7 +16,7 @@ from app.summarizers.rule.paths import absolute
 from app.summarizers.rule.render import SECTIONS, WORKDIR_PREFIX
 
 _FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
-_COMMAND = re.compile(r"^- `(.+)` → (.+)$")
+_COMMAND = re.compile(r"^- `(.+)`(?: → (.+))?$")  # bare: it passed
 _ERROR = re.compile(r"^- `(.+)` \(from `(.*)`\)(?: → resolved: (.*))?$")
 _QUESTION = re.compile(r"^- (user|assistant): (.+)$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -101,7 +101,7 @@ def _item(section: tuple[Kind, str], line: str, order: int, workdir: str | None)
         path = absolute(match.group(1), workdir)
         return Item("file", path, order, status, detail=match.group(2) or "")
     if kind == "command" and (match := _COMMAND.match(line)):
-        return Item("command", match.group(1), order, match.group(2))
+        return Item("command", match.group(1), order, match.group(2) or "ok")
     if kind == "error" and (match := _ERROR.match(line)):
         resolution = match.group(3) or ""
         state = "resolved" if resolution or status == "resolved" else "open"

@@ -35,6 +35,10 @@ DECAY = 0.5
 # items all weigh less than another's last (commands at 2, user constraints at 9).
 FLOOR_SHARE = 0.4
 SENTENCE_KINDS = ("request", "constraint", "decision", "question")
+# When items are still evicted at a tight budget, commands and sentences are cut to their head
+# (with CUT_MARKER): the head identifies them, and two heads tell more than one whole item.
+HEADLINE_TOKENS = 24
+HEADLINED = ("command", "request", "constraint", "decision", "question", "context")
 ERROR_PARTS = " | "  # how an error's informative lines are joined (extract.py)
 
 SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
@@ -65,7 +69,9 @@ def item_line(item: Item, workdir: str | None = None) -> str:
         detail = item.detail if item.status in ("modified", "created") else ""
         return f"- `{path}` ({detail})" if detail else f"- `{path}`"
     if item.kind == "command":
-        return f"- `{item.text}` → {item.status or 'ok'}"
+        # Only a failure is marked: a listed command without one ran (or its result is unknown).
+        failed = item.status and item.status != "ok"
+        return f"- `{item.text}` → {item.status}" if failed else f"- `{item.text}`"
     if item.kind == "error":
         line = f"- `{item.text}` (from `{item.detail}`)"
         if item.status != "resolved":
@@ -139,11 +145,15 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     # Tight: say nothing twice, errors by their first informative line, files without the
     # tools that changed them, and every section a floor.
     ranked = [_tight(i) for i in _not_pinned(ranked, pinned)]
-    ranked = _floors_first(ranked, budget - counter.count_text(render(pinned)), counter)
-    low = _fitting_prefix(pinned, ranked, budget, counter)
-    kept = _fill([*pinned, *ranked[:low]], ranked[low:], budget, counter)
+    kept = _pack(pinned, ranked, budget, counter)
+    if len(kept) < len(pinned) + len(ranked):
+        # Still evicting: long items cut to their heads let more items in; the budget that is
+        # left then gives heads back their whole text, best-ranked first.
+        heads = [_headline(i, counter) for i in ranked]
+        whole = {id(head): item for head, item in zip(heads, ranked, strict=True)}
+        kept = _restore(_pack(pinned, heads, budget, counter), whole, budget, counter)
     text = render(kept)
-    if low == 0 and len(kept) == len(pinned) and counter.count_text(text) > budget:
+    if len(kept) == len(pinned) and counter.count_text(text) > budget:
         share = max(budget // max(len(pinned), 1) - 4, 1)
         text = render(
             [_shrunk(i, share, counter) for i in pinned]  # task and focus split the budget
@@ -167,6 +177,49 @@ def _tight(item: Item) -> Item:
     if item.kind == "file" and item.detail:
         return replace(item, detail="")
     return item
+
+
+def _headline(item: Item, counter: TokenCounter) -> Item:
+    """A command or sentence cut to its first HEADLINE_TOKENS (the same item otherwise)."""
+    return _shrunk(item, HEADLINE_TOKENS, counter) if item.kind in HEADLINED else item
+
+
+def _pack(pinned: list[Item], ranked: list[Item], budget: int, counter: TokenCounter) -> list[Item]:
+    """`pinned` plus the most valuable of `ranked` that fit: section floors first, then the
+    longest fitting prefix of the ranking, then whatever else still fits."""
+    ranked = _floors_first(ranked, budget - counter.count_text(render(pinned)), counter)
+    low = _fitting_prefix(pinned, ranked, budget, counter)
+    return _fill([*pinned, *ranked[:low]], ranked[low:], budget, counter)
+
+
+def _restore(
+    kept: list[Item], whole: dict[int, Item], budget: int, counter: TokenCounter
+) -> list[Item]:
+    """`kept` with cut items given back their whole text, in order, while the budget allows
+    (estimated per line, then checked exactly and trimmed to a fitting prefix of the swaps)."""
+    used = counter.count_text(render(kept))
+    swaps: list[int] = []
+    for n, item in enumerate(kept):
+        original = whole.get(id(item))
+        if original is None or original is item:
+            continue
+        extra = counter.count_text(item_line(original)) - counter.count_text(item_line(item))
+        if used + extra <= budget:
+            swaps.append(n)
+            used += extra
+
+    def swapped(count: int) -> list[Item]:
+        chosen = set(swaps[:count])
+        return [whole[id(i)] if n in chosen else i for n, i in enumerate(kept)]
+
+    low, high = 0, len(swaps)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if counter.count_text(render(swapped(middle))) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return swapped(low)
 
 
 def _floors_first(ranked: list[Item], room: int, counter: TokenCounter) -> list[Item]:
