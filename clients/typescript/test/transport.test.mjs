@@ -6,8 +6,11 @@ import {
   APIConnectionError,
   APIStatusError,
   APITimeoutError,
+  BadRequestError,
   FoldwiseClient,
   InternalServerError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
   RateLimitError,
   ServiceUnavailableError,
 } from '../dist/index.js';
@@ -62,6 +65,23 @@ describe('retries', () => {
     assert.equal(error.status, 502);
     assert.equal(error.message, '"bad gateway"');
   });
+
+  for (const [status, ErrorClass] of [
+    [400, BadRequestError],
+    [403, PermissionDeniedError],
+    [413, PayloadTooLargeError],
+  ]) {
+    it(`maps ${status} to ${ErrorClass.name}`, async () => {
+      const envelope = { error: { code: `code_${status}`, message: 'refused', details: { status } } };
+      fake = await startFakeHttp([{ status, body: envelope }]);
+      const error = await clientFor(fake.url)
+        .listModels()
+        .catch((e) => e);
+      assert.equal(error.constructor, ErrorClass);
+      assert.deepEqual([error.status, error.code, error.details], [status, `code_${status}`, { status }]);
+      assert.equal(fake.requests.length, 1);
+    });
+  }
 
   it('maps other statuses by family, without retrying them', async () => {
     fake = await startFakeHttp([
