@@ -15,7 +15,9 @@ not take), or the "easy" form `{"role", "content": [input_text / output_text par
 - a `user` / `system` / `developer` message → a user / system message (text parts → `text`
   blocks, `input_image` → an `image_url` part).
 Everything else of the post goes through `shapes.normalize_message` unchanged. Item keys the
-stored form does not use (`id`, `status`, …) are kept in `metadata["extra"]["items"]`.
+stored form does not use (`id`, `status`, …) are kept in `metadata["extra"]["items"]`, with
+where the item went (`call_id`, or `block`: its first text block), so `format=
+openai_responses` sends an item's `id` and `status` back with it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ REASONING = "reasoning"
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING})
 TEXT_PARTS = frozenset({"input_text", "output_text"})
 PART_TYPES = TEXT_PARTS | {"input_image", "refusal"}
+# The easy form: nothing but these keys (a Chat message with `tool_calls` stays one).
+EASY_KEYS = frozenset({"role", "content", "client_id", "metadata"})
 ITEM_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 # Keys an item's stored form carries; any other key of the item is kept as extra.
 _USED_KEYS: dict[str, frozenset[str]] = {
@@ -71,7 +75,8 @@ def item_type(raw: Any) -> str | None:
     if kind in ITEM_TYPES or (kind is not None and "role" not in raw):
         return str(kind) if isinstance(kind, str) else repr(kind)
     content = raw.get("content")
-    parts = content if kind is None and "role" in raw and isinstance(content, list) else ()
+    easy_keys = kind is None and "role" in raw and set(raw) <= EASY_KEYS
+    parts = content if easy_keys and isinstance(content, list) else ()
     easy = any(isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in parts)
     return "message" if easy else None
 
@@ -292,14 +297,16 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
         client_id, own = _own(item, index)
         client_ids += [client_id] if client_id else []
         metadata.update(own)
+        extra = _extras(item, str(kind), index)
         if kind == REASONING:
             blocks.append(_reasoning(item, index))
         elif kind == "function_call":
             calls.append(_call(item, index))
+            extra = extra and {**extra, "call_id": calls[-1]["id"]}
         else:
             content = _parts(item.get("content"), index, allowed=TEXT_PARTS | {"refusal"})
+            extra = extra and {**extra, "block": len(blocks)}  # where its text starts
             blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
-        extra = _extras(item, str(kind), index)
         extras += [extra] if extra else []
     last = indexes[-1]
     if item_type(raw[last]) == REASONING:

@@ -72,6 +72,9 @@ SYNTHETIC: frozenset[str] = frozenset(
 # Engine-internal block keys, removed before anything is sent.
 INTERNAL_STRING = "_string"
 INTERNAL_ARGUMENTS = "_arguments"
+# The `id` / `status` a Responses item was posted with, on the block it became.
+INTERNAL_ITEM = "_item"
+ITEM_KEYS = ("id", "status")
 # (role, Anthropic-style blocks, source: stored message id or a SYNTHETIC tag)
 Entry = tuple[str, list[Block], str]
 
@@ -218,14 +221,20 @@ def _text(text: str) -> Block:
 
 def as_entry(message: Message) -> Entry:
     """One message as (role, Anthropic-style blocks, source), calls as tool_use blocks."""
+    posted = _posted_items(message)
     if message.role == "tool":
-        result = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        if "output" in posted:
+            result[INTERNAL_ITEM] = posted["output"]
         return "user", [{**result, "content": message.content}], message.id
     content = message.content
     if isinstance(content, str):  # remembered so anthropic sends it back as a string
         blocks = [{**_text(content), INTERNAL_STRING: True}]
     else:
         blocks = [dict(b) for b in content]
+        for position, block in enumerate(blocks):
+            if position in posted:
+                block[INTERNAL_ITEM] = posted[position]
     blocks = [
         b for b in blocks if not (b.get("type") == "text" and not str(b.get("text", "")).strip())
     ]
@@ -247,7 +256,28 @@ def as_entry(message: Message) -> Entry:
                 INTERNAL_ARGUMENTS: arguments,
             }
         )
+        if call.get("id") in posted:
+            blocks[-1][INTERNAL_ITEM] = posted[call["id"]]
     return ("user" if message.role == "system" else message.role), blocks, message.id
+
+
+def _posted_items(message: Message) -> dict[Any, dict[str, Any]]:
+    """`id` / `status` of the Responses items a message was posted as (app/engine/items.py),
+    by where they went: a call id, a content position, or "output" for a tool message."""
+    extra = message.metadata.get("extra")
+    records = extra.get("items") if isinstance(extra, Mapping) else None
+    found: dict[Any, dict[str, Any]] = {}
+    for record in records if isinstance(records, list) else ():
+        keys = {k: record[k] for k in ITEM_KEYS if isinstance(record, Mapping) and k in record}
+        if not keys:
+            continue
+        if record.get("type") == "function_call_output":
+            found["output"] = keys
+        elif isinstance(record.get("call_id"), str):
+            found[record["call_id"]] = keys
+        elif isinstance(record.get("block"), int):
+            found[record["block"]] = keys
+    return found
 
 
 def _without(entries: list[Entry], dropped: frozenset[str]) -> list[Entry]:
@@ -315,7 +345,8 @@ def _anthropic(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
 
 def _anthropic_block(block: Block) -> Block:
     """Drop engine-internal keys; OpenAI `image_url` parts become Anthropic image blocks."""
-    clean = {k: v for k, v in block.items() if k not in (INTERNAL_ARGUMENTS, INTERNAL_STRING)}
+    internal = (INTERNAL_ARGUMENTS, INTERNAL_STRING, INTERNAL_ITEM)
+    clean = {k: v for k, v in block.items() if k not in internal}
     image = clean.get("image_url")
     if clean.get("type") != "image_url" or not isinstance(image, Mapping):
         return clean

@@ -9,8 +9,10 @@ right after the assistant entry that made their calls:
   per run of text, one `function_call` item per call (`arguments` as stored, else the input
   as JSON text). A reasoning item with nothing after it is left out (the API rejects a
   reasoning item without the item it precedes), so a turn of nothing but reasoning goes
-  whole. One stored message may become several items (a shape-forced exception to one
-  output message per stored message; `messages_included` still counts stored messages);
+  whole. An item posted with an `id` / `status` gets them back (items.py keeps them), so
+  the API can pair a reasoning item with the items it stored after it. One stored message
+  may become several items (a shape-forced exception to one output message per stored
+  message; `messages_included` still counts stored messages);
 - a user entry → one `function_call_output` item per tool result (its text, or
   EMPTY_RESULT_TEXT), then one user `message` item (`input_text` / `input_image` parts).
 """
@@ -25,6 +27,7 @@ from app.engine.render import (
     DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
     INTERNAL_ARGUMENTS,
+    INTERNAL_ITEM,
     REASONING,
     Entry,
     as_entry,
@@ -60,11 +63,15 @@ def _message(role: str, parts: list[dict[str, Any]]) -> Item:
 def _assistant(blocks: list[Block]) -> list[Item]:
     items: list[Item] = []
     texts: list[str] = []
+    posted: dict[str, Any] = {}  # id / status of the message item the texts came from
 
     def close_text() -> None:
+        nonlocal posted
         if texts:
-            items.append(_message("assistant", [{"type": "output_text", "text": t} for t in texts]))
+            parts = [{"type": "output_text", "text": t} for t in texts]
+            items.append({**_message("assistant", parts), **posted})
             texts.clear()
+        posted = {}
 
     for block in blocks:
         kind = block.get("type")
@@ -76,15 +83,13 @@ def _assistant(blocks: list[Block]) -> list[Item]:
             arguments = block.get(INTERNAL_ARGUMENTS) or json.dumps(
                 block.get("input", {}), ensure_ascii=False
             )
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": block.get("id"),
-                    "name": block.get("name", ""),
-                    "arguments": arguments,
-                }
-            )
+            call = {"type": "function_call", "call_id": block.get("id")}
+            call |= {"name": block.get("name", ""), "arguments": arguments}
+            items.append({**call, **block.get(INTERNAL_ITEM, {})})
         elif (text := block_text(block)).strip():
+            if INTERNAL_ITEM in block:  # the first text of a posted message item
+                close_text()
+                posted = dict(block[INTERNAL_ITEM])
             texts.append(text)
     close_text()
     # A reasoning item is only valid before the item it precedes: trailing ones (their calls
@@ -101,7 +106,7 @@ def _user(blocks: list[Block]) -> list[Item]:
             text = content_text(block.get("content", ""))
             output = text if text.strip() else EMPTY_RESULT_TEXT
             call = {"type": "function_call_output", "call_id": block.get("tool_use_id")}
-            items.append({**call, "output": output})
+            items.append({**call, "output": output, **block.get(INTERNAL_ITEM, {})})
     parts = [_input_part(b) for b in blocks if b.get("type") != "tool_result"]
     if parts:
         items.append(_message("user", parts))

@@ -144,6 +144,10 @@ class SessionRepository:
             raise SessionNotFound(row.external_id)
         return int(last_seq)
 
+    async def reload(self, row: Session) -> None:
+        """Read `row` again (after taking its lock: the state no other writer can change)."""
+        await self.db.refresh(row)
+
     async def remove_newest(self, row: Session, tokens: int) -> None:
         """Account for the newest message, after the clear marker, being deleted: seqs are
         not reused (last_seq stays), updated_at moves (the served-context cache sees it)."""

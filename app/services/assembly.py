@@ -102,7 +102,7 @@ def _posted_indexes(ids: Sequence[str], starts: Sequence[int], total: int) -> li
     """Engine message ids (the index of a message's first posted entry) → every posted index
     the message holds: consecutive Responses items are grouped into one message, and the
     messages' index ranges `starts[k] .. starts[k + 1] - 1` cover the post in order."""
-    ends = {start: end - 1 for start, end in zip(starts, [*starts[1:], total], strict=True)}
+    ends = {start: end - 1 for start, end in zip(starts, [*starts[1:], total], strict=False)}
     return [i for first in sorted({int(i) for i in ids}) for i in range(first, ends[first] + 1)]
 
 

@@ -197,7 +197,7 @@ class MessageService:
         fold runs (its summary could cover the message)."""
         session = await self.sessions.get_or_raise(session_id)
         await self.sessions.lock_for_append(session)
-        await self.sessions.db.refresh(session)  # the state under the lock
+        await self.sessions.reload(session)  # the state under the lock
         row = await self.messages.newest(session.pk)
         if row is None:
             raise NoMessages(f"session {session_id!r} has no messages", {"session_id": session_id})

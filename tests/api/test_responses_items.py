@@ -67,8 +67,8 @@ class TestIngest:
         assert [c["id"] for c in turn["tool_calls"]] == ["call_1", "call_2"]
         assert turn["tool_calls"][0]["function"]["arguments"] == TURN[3]["arguments"]
         assert turn["metadata"]["extra"]["items"] == [
-            {"index": 2, "type": "message", "id": "msg_1", "status": "completed"},
-            {"index": 3, "type": "function_call", "id": "fc_1"},
+            {"index": 2, "type": "message", "id": "msg_1", "status": "completed", "block": 1},
+            {"index": 3, "type": "function_call", "id": "fc_1", "call_id": "call_1"},
         ]
         assert [(r["role"], r["tool_call_id"]) for r in rows[2:]] == [
             ("tool", "call_1"),
@@ -173,6 +173,10 @@ class TestValidation:
         await append(client, "s", said("user", "go"), call("c1"), output("c1", "ok"))
         reused = await post(client, "s", call("c1"), output("c1", "again"))
         assert_error(reused, 422, "invalid_message")
+        deep = {**call("c2"), "arguments": '{"a": ' * 80 + "1" + "}" * 80}
+        assert_error(await post(client, "s", deep), 422, "validation_error")
+        nul = {**call("c3"), "arguments": '{"a": "\\u0000"}'}
+        assert_error(await post(client, "s", nul), 422, "validation_error")
 
 
 class TestContext:
@@ -186,8 +190,8 @@ class TestContext:
         assert body["messages"] == [
             TURN[0],
             REASONING,
-            said("assistant", "Reading both files."),
-            call("call_1", "a.py"),
+            TURN[2],  # with the id and status it was posted with
+            TURN[3],
             call("call_2", "b.py"),
             TURN[5],
             TURN[6],

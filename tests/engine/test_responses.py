@@ -138,6 +138,9 @@ class TestIngest:
         assert item_type({"role": "user", "content": [{"type": "input_text", "text": "x"}]})
         assert item_type({"role": "user", "content": [{"type": "text", "text": "x"}]}) is None
         assert item_type({"role": "user", "content": "x", "type": "note"}) is None  # as today
+        parts = [{"type": "output_text", "text": "x"}]
+        chat = {"role": "assistant", "content": parts, "tool_calls": []}
+        assert item_type(chat) is None  # a Chat message with unknown parts, kept as posted
 
     def test_developer_and_images(self) -> None:
         image = {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "low"}

@@ -51,21 +51,29 @@ def item_histories(draw: Callable[..., Any]) -> list[Item]:
                 if draw(st.booleans()):
                     reasoning["encrypted_content"] = draw(words)
                 items.append(reasoning)
+            posted_ids = draw(st.booleans())  # as the SDK keeps them: id and status
+
+            def with_ids(item: Item, prefix: str, posted_ids: bool = posted_ids) -> Item:
+                return (
+                    item | {"id": f"{prefix}_{len(items)}", "status": "completed"}
+                    if (posted_ids)
+                    else item
+                )
+
             if width == 0 or draw(st.booleans()):
-                items.append(said("assistant", *draw(st.lists(words, min_size=1, max_size=2))))
+                texts = draw(st.lists(words, min_size=1, max_size=2))
+                items.append(with_ids(said("assistant", *texts), "msg"))
             ids = [f"call_{calls + i}" for i in range(width)]
             calls += width
             for call_id in ids:
                 arguments = json.dumps({"path": draw(words), "body": draw(st.one_of(words, bulky))})
-                items.append(
-                    {"type": "function_call", "call_id": call_id, "name": "run"}
-                    | {"arguments": arguments}
-                )
+                call = {"type": "function_call", "call_id": call_id, "name": "run"}
+                items.append(with_ids(call | {"arguments": arguments}, "fc"))
             if ids and turn == turns - 1 and final and draw(st.booleans()):
                 return items  # the newest call, still pending
             for call_id in draw(st.permutations(ids)):
-                output = draw(st.one_of(words, bulky))
-                items.append({"type": "function_call_output", "call_id": call_id, "output": output})
+                output = {"type": "function_call_output", "call_id": call_id}
+                items.append(with_ids(output | {"output": draw(st.one_of(words, bulky))}, "fco"))
     return items
 
 
@@ -113,7 +121,12 @@ def reposted(messages: Sequence[Item]) -> list[Message]:
 
 
 def without_reasoning(items: Sequence[Item]) -> list[Item]:
-    return [i for i in items if i["type"] != "reasoning"]
+    """What the other shapes carry of items: no reasoning, no item ids or status."""
+    return [
+        {k: v for k, v in i.items() if k not in ("id", "status")}
+        for i in items
+        if i["type"] != "reasoning"
+    ]
 
 
 def joined_parts(items: Sequence[Item]) -> list[Item]:
