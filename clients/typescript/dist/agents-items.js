@@ -31,6 +31,16 @@ function callOutput(output) {
     }
     return unsupported('a function output that is not text');
 }
+/**
+ * The `id` and `status` an item came with: Foldwise gives them back in its contexts, and the
+ * Responses API pairs a reasoning item with the items after it by their ids.
+ */
+function identity(item) {
+    return {
+        ...(typeof item.id === 'string' && item.id ? { id: item.id } : {}),
+        ...(typeof item.status === 'string' ? { status: item.status } : {}),
+    };
+}
 /** One Agents SDK item as the Responses input item Foldwise takes. */
 export function toResponsesItem(item) {
     const type = item.type ?? 'message';
@@ -42,15 +52,18 @@ export function toResponsesItem(item) {
         if (item.role === 'system')
             return { type: 'message', role: 'system', content: item.content };
         if (item.role === 'assistant') {
-            return { type: 'message', role: 'assistant', content: item.content.map(assistantPart) };
+            const content = item.content.map(assistantPart);
+            return { type: 'message', role: 'assistant', content, ...identity(item) };
         }
         return unsupported(`a message with role '${item.role}'`);
     }
     if (type === 'function_call') {
-        return { type: 'function_call', call_id: item.callId, name: item.name, arguments: item.arguments };
+        const call = { type: 'function_call', call_id: item.callId, name: item.name, arguments: item.arguments };
+        return { ...call, ...identity(item) };
     }
     if (type === 'function_call_result') {
-        return { type: 'function_call_output', call_id: item.callId, output: callOutput(item.output) };
+        const output = { type: 'function_call_output', call_id: item.callId, output: callOutput(item.output) };
+        return { ...output, ...identity(item) };
     }
     if (type === 'reasoning') {
         const encrypted = item.providerData?.encryptedContent ?? item.providerData?.encrypted_content;
@@ -78,7 +91,7 @@ function fromResponsesItem(item, callNames) {
             const content = parts.map((part) => part.type === 'refusal'
                 ? { type: 'refusal', refusal: part.refusal }
                 : { type: 'output_text', text: part.text });
-            return { type: 'message', role: 'assistant', status: 'completed', content };
+            return { type: 'message', role: 'assistant', status: 'completed', content, ...identity(item) };
         }
         if (item.role === 'system' || item.role === 'developer') {
             return { type: 'message', role: 'system', content: texts(parts, 'input_text').join('\n\n') };
@@ -96,6 +109,7 @@ function fromResponsesItem(item, callNames) {
             name: item.name,
             arguments: item.arguments,
             status: 'completed',
+            ...identity(item),
         };
     }
     if (item.type === 'function_call_output') {
@@ -106,6 +120,7 @@ function fromResponsesItem(item, callNames) {
             name: callNames.get(item.call_id) ?? '',
             status: 'completed',
             output,
+            ...identity(item),
         };
     }
     if (item.type === 'reasoning') {

@@ -39,6 +39,17 @@ function callOutput(output: unknown): string | Json[] {
   return unsupported('a function output that is not text');
 }
 
+/**
+ * The `id` and `status` an item came with: Foldwise gives them back in its contexts, and the
+ * Responses API pairs a reasoning item with the items after it by their ids.
+ */
+function identity(item: Json): Json {
+  return {
+    ...(typeof item.id === 'string' && item.id ? { id: item.id } : {}),
+    ...(typeof item.status === 'string' ? { status: item.status } : {}),
+  };
+}
+
 /** One Agents SDK item as the Responses input item Foldwise takes. */
 export function toResponsesItem(item: Json): Json {
   const type = item.type ?? 'message';
@@ -50,15 +61,18 @@ export function toResponsesItem(item: Json): Json {
     }
     if (item.role === 'system') return { type: 'message', role: 'system', content: item.content };
     if (item.role === 'assistant') {
-      return { type: 'message', role: 'assistant', content: (item.content as Json[]).map(assistantPart) };
+      const content = (item.content as Json[]).map(assistantPart);
+      return { type: 'message', role: 'assistant', content, ...identity(item) };
     }
     return unsupported(`a message with role '${item.role}'`);
   }
   if (type === 'function_call') {
-    return { type: 'function_call', call_id: item.callId, name: item.name, arguments: item.arguments };
+    const call = { type: 'function_call', call_id: item.callId, name: item.name, arguments: item.arguments };
+    return { ...call, ...identity(item) };
   }
   if (type === 'function_call_result') {
-    return { type: 'function_call_output', call_id: item.callId, output: callOutput(item.output) };
+    const output = { type: 'function_call_output', call_id: item.callId, output: callOutput(item.output) };
+    return { ...output, ...identity(item) };
   }
   if (type === 'reasoning') {
     const encrypted = item.providerData?.encryptedContent ?? item.providerData?.encrypted_content;
@@ -90,7 +104,7 @@ function fromResponsesItem(item: Json, callNames: Map<string, string>): Json {
           ? { type: 'refusal', refusal: part.refusal }
           : { type: 'output_text', text: part.text },
       );
-      return { type: 'message', role: 'assistant', status: 'completed', content };
+      return { type: 'message', role: 'assistant', status: 'completed', content, ...identity(item) };
     }
     if (item.role === 'system' || item.role === 'developer') {
       return { type: 'message', role: 'system', content: texts(parts, 'input_text').join('\n\n') };
@@ -110,6 +124,7 @@ function fromResponsesItem(item: Json, callNames: Map<string, string>): Json {
       name: item.name,
       arguments: item.arguments,
       status: 'completed',
+      ...identity(item),
     };
   }
   if (item.type === 'function_call_output') {
@@ -120,6 +135,7 @@ function fromResponsesItem(item: Json, callNames: Map<string, string>): Json {
       name: callNames.get(item.call_id) ?? '',
       status: 'completed',
       output,
+      ...identity(item),
     };
   }
   if (item.type === 'reasoning') {

@@ -172,7 +172,7 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     await assert.rejects(client().getSession(session.sessionId), /does not exist/, 'nothing was sent');
   });
 
-  it('round-trips reasoning, function outputs given as text parts, and images', async () => {
+  it('round-trips reasoning, ids, function outputs given as text parts, and images', async () => {
     const session = newSession();
     const reasoning = {
       type: 'reasoning',
@@ -191,6 +191,7 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
       reasoning,
       {
         type: 'function_call',
+        id: 'fc_r',
         callId: 'call_r',
         name: 'weather',
         arguments: '{"city":"Rome"}',
@@ -217,6 +218,7 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
       detail: 'low',
     });
     assert.deepEqual(items[1], reasoning);
+    assert.equal(items[2].id, 'fc_r', 'the id the API gave the call (reasoning pairs with it)');
     assert.equal(items[3].output, 'rainy');
   });
 
