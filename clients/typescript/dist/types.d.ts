@@ -9,7 +9,8 @@ export type Session = Schemas['SessionRead'];
 export type SessionPage = Schemas['SessionPage'];
 export type SessionCreate = Schemas['SessionCreate'];
 export type SessionUpdate = Schemas['SessionUpdate'];
-export type SessionSettings = Schemas['SessionSettings'];
+/** Per-session overrides of the context settings (docs/reference.md §Settings). */
+export type SessionSettings = NonNullable<SessionCreate['settings']>;
 export type SummaryState = Schemas['SummaryState'];
 export type ListSessionsQuery = Query<'/sessions', 'get'>;
 /** A message in Anthropic or OpenAI shape (or, where the server takes them, a Responses item). */
