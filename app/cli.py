@@ -99,7 +99,7 @@ def cmd_summarize(
 ) -> int:
     import asyncio
 
-    from app.services.summarization import summarize_transcript
+    from app.services.summarize_context import summarize_transcript
 
     result = asyncio.run(
         summarize_transcript(

@@ -16,7 +16,17 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.api.routes import context, health, messages, sessions, summarize, tokens
+from app.api.routes import (
+    assemble_context,
+    calibration,
+    context,
+    health,
+    messages,
+    sessions,
+    summaries,
+    summarize_context,
+    tokens,
+)
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
 from app.core.guards import RequestGuardMiddleware
@@ -25,7 +35,9 @@ from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
+from app.services.folds import SummarizerFactory
 from app.services.served_cache import ServedContextCache
+from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
@@ -129,8 +141,11 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return _envelope(exc.status_code, code, str(exc.detail))
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the service for `settings` (default: environment / .env)."""
+def create_app(
+    settings: Settings | None = None, *, summarizer_factory: SummarizerFactory = open_summarizer
+) -> FastAPI:
+    """Build the service for `settings` (default: environment / .env); folds open their
+    summarizer through `summarizer_factory` (tests pass a fake)."""
     settings = settings or get_settings()
     keyring = KeyRing.from_config(settings.api_keys.get_secret_value())
     registry = load_registry(settings)
@@ -161,6 +176,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry
+    app.state.summarizer_factory = summarizer_factory
     app.state.served_cache = ServedContextCache(settings.context_cache_bytes)
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
@@ -186,7 +202,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
     app.add_middleware(MetricsMiddleware)
 
-    for module in (health, sessions, messages, tokens, context, summarize):
+    features = (health, sessions, messages, tokens, context, assemble_context, summaries)
+    for module in (*features, calibration, summarize_context):
         app.include_router(module.router)
     mount_inspector(app)
     return app

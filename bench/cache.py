@@ -40,7 +40,7 @@ from langchain_core.messages import (
 
 from app.core.db import upgrade_database
 from app.core.settings import Settings
-from app.engine.cache import unmarked
+from app.engine.prompt_cache import unmarked
 from app.main import create_app
 from app.tokens.counter import counter_for
 from app.tokens.registry import load_registry

@@ -8,7 +8,7 @@ cookbook's (3 framing tokens + role + content + tool calls) — the form its doc
 Foldwise is timed in-process three ways, because they answer different questions:
 - `engine`: `assemble()` over messages whose counts are already known — what
   `GET /sessions/{id}/context` runs per request (counts are stored at append);
-- `stateless`: `app.services.assembly.assemble_posted` on the parsed request body — the
+- `stateless`: `app.services.assemble_context.assemble_posted` on the parsed request body — the
   whole of `POST /assemble-context` minus HTTP and JSON (validate and count every posted
   message, then `assemble()`);
 - and, in run.py, the same route over HTTP on the production server.
@@ -33,9 +33,9 @@ from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import ContextSettings
 from app.engine.types import Message
-from app.schemas.context import AssembleRequest
-from app.services.assembly import assemble_posted
-from app.services.summarization import to_messages
+from app.schemas.assemble_context import AssembleRequest
+from app.services.assemble_context import assemble_posted
+from app.services.summarize_context import to_messages
 from app.tokens.counter import counter_for
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import ModelInfo, load_registry

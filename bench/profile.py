@@ -62,11 +62,11 @@ PHASES = (
         "live_with_pin_candidates",
         "    messages after summary + pinned candidates",
     ),
-    ("app.repositories.calibrations", "CalibrationRepository", "get", "    calibration row"),
+    ("app.repositories.calibration", "CalibrationRepository", "get", "    calibration row"),
     ("app.services.context", "ContextAssembler", "_assemble", "  engine (_assemble)"),
     ("app.repositories.context", "ContextRepository", "record_served", "  write: record_served"),
-    ("app.services.assembly", None, "assemble_posted", "service: assemble_posted"),
-    ("app.services.summarization", None, "to_messages", "  validate + count messages"),
+    ("app.services.assemble_context", None, "assemble_posted", "service: assemble_posted"),
+    ("app.services.summarize_context", None, "to_messages", "  validate + count messages"),
     ("app.engine.assemble", None, "assemble", "  engine: assemble()"),
 )
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from app.core.settings import Settings
 from app.engine.types import Message
-from app.services.summarization import default_counter, to_messages
+from app.services.summarize_context import default_counter, to_messages
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter

@@ -34,7 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, trim_m
 
 from app.core.settings import Settings
 from app.engine.types import Message
-from app.services.summarization import default_counter, to_messages
+from app.services.summarize_context import default_counter, to_messages
 from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.hybrid import HybridSummarizer
 from app.summarizers.llm import AnthropicSummarizer

@@ -9,8 +9,8 @@ request (~0.15 ms each on the context route).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from typing import Annotated, cast
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Annotated, Any, TypeVar, cast
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -20,9 +20,12 @@ from app.core.errors import SessionNotFound
 from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
 from app.schemas.sessions import SESSION_ID_PATTERN
+from app.services.context import ContextAssembler
+from app.services.folds import SummarizerFactory
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
+S = TypeVar("S")
 
 
 async def get_app_settings(request: Request) -> Settings:
@@ -74,3 +77,37 @@ DbSession = Annotated[AsyncSession, Depends(get_db, scope="function")]
 ReadDb = Annotated[AsyncSession, Depends(get_read_db, scope="function")]
 Tenant = Annotated[str, Depends(get_tenant)]
 SessionId = Annotated[str, Depends(get_session_id)]
+
+
+def service(
+    cls: Callable[[AsyncSession, str, Settings, ModelRegistry], S], *, read_only: bool = False
+) -> Callable[..., Coroutine[Any, Any, S]]:
+    """The dependency building `cls(db, tenant, settings, registry)` for a request, on the
+    request's unit of work (`ReadDb` for a read-only one):
+    `Sessions = Annotated[SessionService, Depends(service(SessionService))]`."""
+    db_dependency = Depends(get_read_db if read_only else get_db, scope="function")
+
+    async def build(
+        tenant: Tenant,
+        settings: SettingsDep,
+        registry: RegistryDep,
+        db: AsyncSession = db_dependency,
+    ) -> S:
+        return cls(db, tenant, settings, registry)
+
+    return build
+
+
+async def get_assembler(
+    request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
+) -> ContextAssembler:
+    """Works on `app.state.sessionmaker` in short units of work of its own (never the request
+    transaction: a fold must not hold a connection across the summarizer call), with the
+    summarizer factory given to `create_app`."""
+    state = request.app.state
+    factory = cast(SummarizerFactory, state.summarizer_factory)
+    sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
+    return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
+
+
+Assembler = Annotated[ContextAssembler, Depends(get_assembler)]

@@ -185,9 +185,3 @@ def upgrade_database(database_url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(database_url), revision)
-
-
-def downgrade_database(database_url: str, revision: str = "base") -> None:
-    from alembic import command
-
-    command.downgrade(alembic_config(database_url), revision)

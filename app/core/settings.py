@@ -6,42 +6,20 @@ Every field here is documented in README.md's configuration table; keep both in 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-SummaryPlacement = Literal["system", "messages"]
-Strategy = Literal["auto", "rule", "llm", "hybrid"]
+from app.core.context_settings import ContextSettings
 
 
-class ContextDefaults(BaseSettings):
-    """Defaults of the per-session settings keys (docs/reference.md §Settings); sessions and
-    requests override them."""
+class Settings(BaseSettings, ContextSettings):
+    """The service's settings; the context settings keys (app/core/context_settings.py) are
+    the defaults every session and request starts from."""
 
     model_config = SettingsConfigDict(env_prefix="FOLDWISE_", env_file=".env", extra="ignore")
 
-    threshold: float = Field(0.8, gt=0, le=1)
-    reserved_output_tokens: int = Field(4096, ge=0)
-    keep_recent: int = Field(6, ge=0)
-    pin_first_message: bool = True
-    summary_placement: SummaryPlacement = "system"
-    strategy: Strategy = "auto"
-    max_summary_tokens: int = Field(1000, ge=50)
-    # A fold brings the context down to fold_target × budget, well under it, so the
-    # next few turns are served verbatim instead of folding again at once (hysteresis).
-    fold_target: float = Field(0.6, gt=0, le=1)
-    # Pruning has the same hysteresis: when it must prune, it prunes the oldest eligible
-    # content down to prune_target × budget, and at least prune_at_least tokens (a cache
-    # break must pay for itself), so the following turns only append; a prune that cannot
-    # reach fold_target × budget folds instead (README, "Output shape and prompt caching").
-    prune_target: float = Field(0.6, gt=0, le=1)
-    prune_at_least: int = Field(1024, ge=0)
-    # Anthropic `cache_control` breakpoints in `format=anthropic` contexts.
-    cache_breakpoints: bool = True
-
-
-class Settings(ContextDefaults):
     database_url: str = "sqlite:///foldwise.db"
     # "tenant-a:key1,tenant-b:sha256:<hex>"; empty means open mode (loopback only).
     api_keys: SecretStr = SecretStr("")

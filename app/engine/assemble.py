@@ -16,22 +16,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.core.errors import BudgetTooSmall
 from app.engine.budget import (
     MESSAGE_OVERHEAD_TOKENS,
-    ContextSettings,
+    Budget,
     Usage,
     calibrated,
     compute_budget,
     estimate_limit,
     summary_share,
 )
-from app.engine.cache import cumulative_tokens, place_breakpoints, prefix_chain
-from app.engine.fit import State, Status, fit, prune
-from app.engine.fold import FoldPlan, fold_bounds, make_plan, plan_fold_count
+from app.engine.fit import fit_to_limit
+from app.engine.folds import FoldPlan, fold_bounds, make_plan, plan_fold_count
+from app.engine.prompt_cache import cumulative_tokens, place_breakpoints, prefix_chain
+from app.engine.prune import prune_history
 from app.engine.render import (
     CONTINUATION_TEXT,
     SUMMARY_HEADER,
@@ -39,42 +40,22 @@ from app.engine.render import (
     SYNTHETIC_SUMMARY,
     SYNTHETIC_SUMMARY_ACK,
     Format,
+    Rendered,
     as_user_note,
     render,
     render_tools,
     summary_pair,
 )
+from app.engine.state import AssemblyInput, Mode, State, Status
 from app.engine.types import Message
-from app.engine.units import (
-    Unit,
-    first_user_message,
-    group_units,
-)
+from app.engine.units import Unit, first_user_message, group_units
 from app.engine.validate import ContextInvariantError, check
 from app.tokens.base import BareMessage, TokenCounter
 
-Mode = Literal["auto", "never", "force"]
+__all__ = ["AssemblyInput", "AssemblyResult", "ExplainEntry", "Mode", "assemble"]
+
+ExplainStatus = Status | Literal["synthetic"]
 SENT: frozenset[str] = frozenset({"included", "pruned", "truncated"})
-
-
-@dataclass(frozen=True, slots=True)
-class AssemblyInput:
-    messages: Sequence[Message]
-    """Messages after the clear marker: at least the pinned first user message and all after
-    `summary_through_seq` (what GET …/context loads); covered ones too when explaining."""
-    context_window: int
-    settings: ContextSettings = field(default_factory=ContextSettings)
-    system_prompt: str | None = None
-    tools: Sequence[Mapping[str, Any]] | None = None
-    summary: str | None = None
-    summary_through_seq: int = 0
-    max_tokens: int | None = None
-    format: Format = "anthropic"
-    mode: Mode = "auto"
-    calibration_ratio: float = 1.0
-    prune_anchor_seq: int | None = None
-    """The newest seq when the first context after the last fold was served: the older
-    eligible messages up to it are pruned at once (that request broke the cache anyway)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +63,7 @@ class ExplainEntry:
     id: str
     """The stored message id, or for a message Foldwise adds its SYNTHETIC tag (seq 0)."""
     seq: int
-    status: Status | Literal["synthetic"]
+    status: ExplainStatus
     tokens: int
 
 
@@ -103,7 +84,7 @@ class AssemblyResult:
     summary_sent: str | None
     """The summary text as sent (cut with a marker in the last resort), or None."""
     prefix_chain: tuple[str, ...]
-    """Fingerprints of [tools + system, each output message] (app/engine/cache.py)."""
+    """Fingerprints of [tools + system, each output message] (app/engine/prompt_cache.py)."""
     prefix_tokens: tuple[int, ...]
     """Tokens up to each element of `prefix_chain`."""
     breakpoints: int
@@ -112,20 +93,45 @@ class AssemblyResult:
     """Per output message: the stored message id it renders, or a SYNTHETIC tag."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """What every context of this request costs before any message: system prompt and tools."""
+
+    system_tokens: int
+    tools_tokens: int
+    tools: list[dict[str, Any]] | None
+
+
 def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
-    settings, fmt = request.settings, request.format
-    budget = compute_budget(request.context_window, settings, request.max_tokens)
+    """One context within the budget (docs/reference.md §Assembly)."""
+    budget = compute_budget(request.context_window, request.settings, request.max_tokens)
     limit = estimate_limit(budget.tokens, request.calibration_ratio)
+    fixed = _fixed_costs(request, counter, budget, limit)
     ordered = sorted(request.messages, key=lambda m: m.seq)
-    pinned = first_user_message(ordered) if settings.pin_first_message else None
-    live = [m for m in ordered if m.seq > request.summary_through_seq and m is not pinned]
-    if fmt != "raw":
-        live = [as_user_note(m, counter) for m in live]
-    grouping = group_units(live, counter)
-    tools = render_tools(request.tools, fmt)
-    # Counted as sent: a top-level string (anthropic, raw) or a system message (openai; its
-    # framing is counted even when empty, since a summary placed in the system may fill it).
-    if fmt == "openai":
+    state, units, not_sent = _initial_state(request, ordered, counter, fixed, limit)
+    plan = _apply_tiers(state, units, limit, {m.id: m for m in ordered})
+    rendered = render(
+        state.sent(),
+        request.format,
+        system_prompt=request.system_prompt,
+        summary=state.summary,
+        placement=request.settings.summary_placement,
+        tools=request.tools,
+    )
+    check(rendered, request.format)
+    usage = _usage(request, budget, fixed, state)
+    explain = _explain(ordered, state, request.summary_through_seq, not_sent)
+    return _result(request, rendered, fixed, usage, state, explain, plan)
+
+
+def _fixed_costs(
+    request: AssemblyInput, counter: TokenCounter, budget: Budget, limit: int
+) -> _Fixed:
+    """System prompt and tools counted as sent: a top-level string (anthropic, raw) or a system
+    message (openai; its framing is counted even when empty, since a summary placed in the
+    system may fill it). Alone over the limit → BudgetTooSmall."""
+    tools = render_tools(request.tools, request.format)
+    if request.format == "openai":
         system_tokens = counter.count_message(BareMessage("system", request.system_prompt))
     else:
         system_tokens = counter.count_text(request.system_prompt or "")
@@ -135,13 +141,31 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
             "the system prompt and tools alone exceed the budget",
             {"budget": budget.tokens, "system_tokens": system_tokens, "tools_tokens": tools_tokens},
         )
+    return _Fixed(system_tokens=system_tokens, tools_tokens=tools_tokens, tools=tools)
+
+
+def _initial_state(
+    request: AssemblyInput,
+    ordered: list[Message],
+    counter: TokenCounter,
+    fixed: _Fixed,
+    limit: int,
+) -> tuple[State, list[Unit], Mapping[str, str]]:
+    """Everything after the summary, in units (repaired), plus the pinned message: the
+    verbatim tier. Also the units as stored, and the messages repairs left out (id → why)."""
+    settings = request.settings
+    pinned = first_user_message(ordered) if settings.pin_first_message else None
+    live = [m for m in ordered if m.seq > request.summary_through_seq and m is not pinned]
+    if request.format != "raw":
+        live = [as_user_note(m, counter) for m in live]
+    grouping = group_units(live, counter)
     state = State(
-        request,
-        counter,
-        system_tokens + tools_tokens,
-        list(grouping.units),
-        pinned,
-        request.summary,
+        request=request,
+        counter=counter,
+        fixed=fixed.system_tokens + fixed.tools_tokens,
+        units=list(grouping.units),
+        pinned=pinned,
+        summary=request.summary,
     )
     for message_id in grouping.repaired:
         state.status[message_id] = "pruned"
@@ -149,100 +173,39 @@ def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
     share = summary_share(limit, settings)
     if request.summary and counter.count_text(request.summary) > share:
         state.warnings.append("summary is over its share of the budget")
-
-    plan = _plan(state, grouping.units, limit, share, {m.id: m for m in ordered})
-    if state.total() > limit or request.prune_anchor_seq is not None:
-        prune(state, limit)
-    fit(state, limit)
-
-    rendered = render(
-        state.sent(),
-        fmt,
-        system_prompt=request.system_prompt,
-        summary=state.summary,
-        placement=settings.summary_placement,
-        tools=request.tools,
-    )
-    check(rendered, fmt)
-    chain = prefix_chain(rendered.system, rendered.messages, tools)
-    system_sent: str | list[dict[str, Any]] | None = rendered.system
-    messages_sent, placed = rendered.messages, 0
-    if fmt == "anthropic" and settings.cache_breakpoints:
-        sources = rendered.sources
-        ack = sources.index(SYNTHETIC_SUMMARY_ACK) if SYNTHETIC_SUMMARY_ACK in sources else None
-        system_sent, messages_sent, placed = place_breakpoints(
-            rendered.system, rendered.messages, tools, summary_ack_index=ack
-        )
-    summary_tokens, message_tokens = state.summary_tokens(), state.message_tokens()
-    estimated = state.total()
-    usage = Usage(
-        context_window=budget.context_window,
-        threshold=budget.threshold,
-        reserved_output_tokens=budget.reserved_output_tokens,
-        budget=budget.tokens,
-        system_tokens=system_tokens,
-        tools_tokens=tools_tokens,
-        summary_tokens=summary_tokens,
-        message_tokens=message_tokens,
-        estimated_tokens=estimated,
-        total_tokens=calibrated(estimated, request.calibration_ratio),
-        calibration_ratio=request.calibration_ratio,
-    )
-    if usage.total_tokens > budget.tokens:
-        raise ContextInvariantError([f"total {usage.total_tokens} over budget {budget.tokens}"])
-    explain = _explain(ordered, state, request.summary_through_seq, grouping.dropped)
-    tokens_of = {e.id: e.tokens for e in explain}
-    tokens_of[SYNTHETIC_SUMMARY] = 0 if settings.summary_placement == "system" else summary_tokens
-    head = system_tokens + tools_tokens + summary_tokens - tokens_of[SYNTHETIC_SUMMARY]
-    added = [s for s in rendered.sources if s in SYNTHETIC]
-    explain = tuple(ExplainEntry(s, 0, "synthetic", 0) for s in added) + explain
-    return AssemblyResult(
-        system=system_sent,
-        messages=messages_sent,
-        tools=tools,
-        usage=usage,
-        explain=explain,
-        warnings=tuple(state.warnings),
-        messages_included=_included(rendered.sources, fmt),
-        messages_total=len(ordered),
-        fold_plan=plan,
-        pruned=tuple(e.id for e in explain if e.status == "pruned"),
-        dropped=tuple(e.id for e in explain if e.status == "dropped"),
-        summary_sent=state.summary,
-        prefix_chain=tuple(chain),
-        prefix_tokens=tuple(cumulative_tokens(head, rendered.sources, tokens_of)),
-        breakpoints=placed,
-        sources=tuple(rendered.sources),
-    )
+    return state, list(grouping.units), grouping.dropped
 
 
-def _included(sources: Sequence[str], fmt: Format) -> int:
-    """Output messages; for openai_responses (several items per stored message) the stored
-    and synthetic messages they come from."""
-    return len(dict.fromkeys(sources)) if fmt == "openai_responses" else len(sources)
-
-
-def _plan(
-    state: State, units: list[Unit], limit: int, share: int, originals: dict[str, Message]
+def _apply_tiers(
+    state: State, units: list[Unit], limit: int, originals: dict[str, Message]
 ) -> FoldPlan | None:
+    """Tier 2 (prune, with hysteresis), tier 3 (the fold plan, over the units as stored) and
+    tier 4 (drop and cut) on `state`; the plan, or None when no fold is due."""
+    over = state.total() > limit
+    settled = True
+    if over or state.request.prune_anchor_seq is not None:
+        settled = prune_history(state, limit)
     mode = state.request.mode
-    if mode == "never" or (mode == "auto" and state.total() <= limit):
-        return None
-    if mode == "auto":  # over budget verbatim: would pruning alone do?
-        trial = State(
-            state.request, state.counter, state.fixed, list(units), state.pinned, state.summary
-        )
-        if prune(trial, limit) and trial.total() <= limit:
-            return None
-    bounds = fold_bounds(units, state.request.settings.keep_recent)
+    plan = None
+    # Auto folds only when over budget verbatim and pruning alone does not settle it.
+    if mode == "force" or (mode == "auto" and over and not (settled and state.total() <= limit)):
+        plan = _fold_plan(state, units, limit, originals)
+    fit_to_limit(state, limit)
+    return plan
+
+
+def _fold_plan(
+    state: State, units: list[Unit], limit: int, originals: dict[str, Message]
+) -> FoldPlan | None:
+    settings, counter, mode = state.request.settings, state.counter, state.request.mode
+    bounds = fold_bounds(units, settings.keep_recent)
     # Room for the new summary in either placement (both framings: an over-estimate by a few).
-    counter = state.counter
     framing = counter.count_text("\n\n" + SUMMARY_HEADER) + 2 * MESSAGE_OVERHEAD_TOKENS
     framing += sum(counter.count_content(text) for text in summary_pair(""))
     continuation = counter.count_content(CONTINUATION_TEXT) + MESSAGE_OVERHEAD_TOKENS
     pinned_tokens = state.pinned.tokens if state.pinned else 0
+    share = summary_share(limit, settings)
     other = state.fixed + pinned_tokens + share + framing + continuation
-    settings = state.request.settings
     count = plan_fold_count(
         units,
         bounds,
@@ -259,6 +222,80 @@ def _plan(
         other_tokens=other,
         target_tokens=math.floor(settings.fold_target * limit),
     )
+
+
+def _usage(request: AssemblyInput, budget: Budget, fixed: _Fixed, state: State) -> Usage:
+    """The usage block; a calibrated total over the budget is a bug (ContextInvariantError)."""
+    estimated = state.total()
+    usage = Usage(
+        context_window=budget.context_window,
+        threshold=budget.threshold,
+        reserved_output_tokens=budget.reserved_output_tokens,
+        budget=budget.tokens,
+        system_tokens=fixed.system_tokens,
+        tools_tokens=fixed.tools_tokens,
+        summary_tokens=state.summary_tokens(),
+        message_tokens=state.message_tokens(),
+        estimated_tokens=estimated,
+        total_tokens=calibrated(estimated, request.calibration_ratio),
+        calibration_ratio=request.calibration_ratio,
+    )
+    if usage.total_tokens > budget.tokens:
+        raise ContextInvariantError([f"total {usage.total_tokens} over budget {budget.tokens}"])
+    return usage
+
+
+def _result(
+    request: AssemblyInput,
+    rendered: Rendered,
+    fixed: _Fixed,
+    usage: Usage,
+    state: State,
+    explained: tuple[ExplainEntry, ...],
+    plan: FoldPlan | None,
+) -> AssemblyResult:
+    """The result as sent: cache breakpoints (anthropic), the prefix chain, synthetic messages
+    listed first in `explain`."""
+    system_sent: str | list[dict[str, Any]] | None = rendered.system
+    messages_sent, placed = rendered.messages, 0
+    if request.format == "anthropic" and request.settings.cache_breakpoints:
+        sources = rendered.sources
+        ack = sources.index(SYNTHETIC_SUMMARY_ACK) if SYNTHETIC_SUMMARY_ACK in sources else None
+        system_sent, messages_sent, placed = place_breakpoints(
+            rendered.system, rendered.messages, fixed.tools, summary_ack_index=ack
+        )
+    summary_tokens = usage.summary_tokens
+    tokens_of = {e.id: e.tokens for e in explained}
+    in_system = request.settings.summary_placement == "system"
+    tokens_of[SYNTHETIC_SUMMARY] = 0 if in_system else summary_tokens
+    head = fixed.system_tokens + fixed.tools_tokens + summary_tokens - tokens_of[SYNTHETIC_SUMMARY]
+    added = [s for s in rendered.sources if s in SYNTHETIC]
+    explain = tuple(ExplainEntry(s, 0, "synthetic", 0) for s in added) + explained
+    chain = prefix_chain(rendered.system, rendered.messages, fixed.tools)
+    return AssemblyResult(
+        system=system_sent,
+        messages=messages_sent,
+        tools=fixed.tools,
+        usage=usage,
+        explain=explain,
+        warnings=tuple(state.warnings),
+        messages_included=_included(rendered.sources, request.format),
+        messages_total=len(request.messages),
+        fold_plan=plan,
+        pruned=tuple(e.id for e in explain if e.status == "pruned"),
+        dropped=tuple(e.id for e in explain if e.status == "dropped"),
+        summary_sent=state.summary,
+        prefix_chain=tuple(chain),
+        prefix_tokens=tuple(cumulative_tokens(head, rendered.sources, tokens_of)),
+        breakpoints=placed,
+        sources=tuple(rendered.sources),
+    )
+
+
+def _included(sources: Sequence[str], fmt: Format) -> int:
+    """Output messages; for openai_responses (several items per stored message) the stored
+    and synthetic messages they come from."""
+    return len(dict.fromkeys(sources)) if fmt == "openai_responses" else len(sources)
 
 
 def _explain(

@@ -5,8 +5,8 @@ docs/reference.md §Assembly, the tiers `assemble` applies in order:
 1. Everything after the summary (or the clear marker) fits → sent verbatim, no summarizer call.
 2. Doesn't fit → prune bulky content of older messages (tool results, file bodies) to a marked
    excerpt; the last `keep_recent` messages and the pinned first message stay untouched. With
-   hysteresis (down to `prune_target × budget`, see fit.prune), so the next turns only append;
-   a prune that cannot reach `fold_target × budget` makes way for a fold.
+   hysteresis (down to `prune_target × budget`, see prune.prune_history), so the next turns
+   only append; a prune that cannot reach `fold_target × budget` makes way for a fold.
 3. Still doesn't fit → fold the oldest unsummarized units into the summary, down to
    `fold_target × budget` (hysteresis); with `summarize=never` the oldest units are dropped.
 4. A single message larger than what is left is truncated with a visible marker. The result is
@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
-SummaryPlacement = Literal["system", "messages"]
+from app.core.context_settings import ContextSettings
 
 # A message the engine adds itself (summary pair, "(conversation continues)") costs its text
 # plus framing: 3 tokens per message in the OpenAI cookbook + about 1 for the role.
@@ -31,22 +30,6 @@ MESSAGE_OVERHEAD_TOKENS = 4
 # A summary may take at most a quarter of the budget, so three quarters stay for the
 # conversation itself; a longer summary is cut for that response only (docs/reference.md §Assembly).
 SUMMARY_SHARE_OF_BUDGET = 0.25
-
-
-@dataclass(frozen=True, slots=True)
-class ContextSettings:
-    """The per-session context settings keys (docs/reference.md §Settings) that shape a context."""
-
-    threshold: float = 0.8
-    reserved_output_tokens: int = 4096
-    keep_recent: int = 6
-    pin_first_message: bool = True
-    summary_placement: SummaryPlacement = "system"
-    fold_target: float = 0.6
-    max_summary_tokens: int = 1000
-    prune_target: float = 0.6
-    prune_at_least: int = 1024
-    cache_breakpoints: bool = False  # the service's default is on (FOLDWISE_CACHE_BREAKPOINTS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,9 @@ def _clamp(ratio: float) -> float:
     return min(MAX_RATIO, max(MIN_RATIO, ratio))
 
 
-def update(current: Calibration | None, family: str, estimated: int, actual: int) -> Calibration:
+def with_report(
+    current: Calibration | None, family: str, estimated: int, actual: int
+) -> Calibration:
     """Fold one (estimated, actual) report into the family's ratio.
 
     A report with a non-positive count carries no information and leaves the ratio unchanged.

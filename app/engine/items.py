@@ -78,7 +78,8 @@ def item_type(raw: Any) -> str | None:
     easy_keys = kind is None and "role" in raw and set(raw) <= EASY_KEYS
     parts = content if easy_keys and isinstance(content, list) else ()
     easy = any(isinstance(p, Mapping) and p.get("type") in PART_TYPES for p in parts)
-    return "message" if easy else None
+    developer = easy_keys and raw.get("role") == "developer"  # no Chat message has this role
+    return "message" if easy or developer else None
 
 
 def _assistant_side(raw: Any) -> bool:

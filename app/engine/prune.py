@@ -1,5 +1,7 @@
 """Tier 2: cut bulky content of older messages to a marked head/tail excerpt.
 
+`prune_message` excerpts one message; `prune_history` decides which messages, with hysteresis.
+
 Bulky means a single text over PRUNE_MIN_CHARS: a tool result, a text block, or a string
 argument of a tool call (file bodies of `write_file`/`create_file`, patches). Identifiers,
 paths and the shape of every block stay, so tool pairing and the story of the turn survive.
@@ -10,9 +12,11 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, cast
 
+from app.engine.state import State
 from app.engine.types import Message
 from app.engine.units import rebuild
 from app.tokens.base import TokenCounter
@@ -139,3 +143,61 @@ def prune_message(message: Message, counter: TokenCounter) -> Message | None:
         return None
     pruned = replace_slots(message, texts, counter)
     return pruned if pruned.tokens < message.tokens else None
+
+
+def prune_history(state: State, limit: int) -> bool:
+    """Tier 2 with hysteresis, replayed over the history in append order; False when some
+    step could not prune down to its target (a fold is due instead).
+
+    Pruning every turn "just enough" would change a message in the middle of the prompt on
+    almost every turn and break the provider's prompt cache each time. Instead the history is
+    replayed message by message as if a context were served after each append: whenever the
+    total goes over `limit`, the oldest eligible messages (all but the last `keep_recent` at
+    that point) are pruned down to `prune_target × limit`, and at least `prune_at_least`
+    tokens. A step that cannot get down to `fold_target × limit` (where a fold would land)
+    would only buy a turn or two before the next cache break: a fold is due there instead.
+    At `prune_anchor_seq` (the newest message when the first context after the last fold was
+    served) everything eligible is pruned: that request broke the cache anyway.
+    The pruned set is a function of the messages and the anchor alone (one pass, each message
+    pruned at most once), so appending messages only ever adds to it. Between folds everything
+    but the units is constant, so the replay sees the numbers the earlier requests saw.
+    """
+    settings = state.request.settings
+    messages = [m for unit in state.units for m in unit.messages]
+    running = state.total() - sum(m.tokens for m in messages)
+    target = min(limit, math.floor(settings.prune_target * limit))
+    # Worth it only if it ends at least as low as a fold would (fold_target): else fold.
+    acceptable = max(target, math.floor(settings.fold_target * limit))
+    pruned: dict[str, Message] = {}
+    cursor, settled = 0, True
+    anchor = state.request.prune_anchor_seq
+    for step, message in enumerate(messages):
+        running += message.tokens
+        at_anchor = (
+            anchor is not None
+            and message.seq <= anchor
+            and (step + 1 == len(messages) or messages[step + 1].seq > anchor)
+        )
+        if at_anchor:  # everything eligible, in the request that folded
+            while cursor < step + 1 - settings.keep_recent:
+                running -= _prune_into(pruned, messages[cursor], state.counter)
+                cursor += 1
+        if running <= limit:
+            continue
+        eligible_end, freed = step + 1 - settings.keep_recent, 0
+        while cursor < eligible_end and (running > target or freed < settings.prune_at_least):
+            saved = _prune_into(pruned, messages[cursor], state.counter)
+            freed, running, cursor = freed + saved, running - saved, cursor + 1
+        settled = settled and running <= acceptable
+    if pruned:
+        state.replace_many(pruned, "pruned")
+    return settled
+
+
+def _prune_into(pruned: dict[str, Message], message: Message, counter: TokenCounter) -> int:
+    """Prune `message` into `pruned` when it has bulky content; the tokens saved."""
+    cut = prune_message(message, counter)
+    if cut is None:
+        return 0
+    pruned[message.id] = cut
+    return message.tokens - cut.tokens

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.engine.budget import SummaryPlacement
+from app.core.context_settings import SummaryPlacement
 from app.engine.text import block_text, content_text
 from app.engine.types import Block, Message
 from app.engine.units import rebuild

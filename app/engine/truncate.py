@@ -43,14 +43,24 @@ def _cut(text: str, keep: int, counter: TokenCounter) -> str:
     return f"{head}\n{marker(removed)}" if head else marker(removed)
 
 
-def truncate_text(text: str, allowance: int, counter: TokenCounter) -> str | None:
-    """The longest head of `text` plus a marker within `allowance` tokens; None if none fits."""
+def truncate_text(
+    text: str,
+    allowance: int,
+    counter: TokenCounter,
+    cut: Callable[[str, int], str] | None = None,
+) -> str | None:
+    """The longest head of `text` with its marker within `allowance` tokens; None if none fits.
+
+    `cut(text, keep)` writes the candidate that keeps `keep` characters: by default the head
+    and a marker saying how many tokens went (the summarizers end a cut item with " …").
+    """
     if counter.count_text(text) <= allowance:
         return text
+    candidate = cut or (lambda whole, keep: _cut(whole, keep, counter))
     keep = _largest_fitting(
-        len(text), lambda k: counter.count_text(_cut(text, k, counter)) <= allowance
+        len(text), lambda k: counter.count_text(candidate(text, k)) <= allowance
     )
-    return None if keep is None else _cut(text, keep, counter)
+    return None if keep is None else candidate(text, keep)
 
 
 # Slots (largest first) that get a binary search of their own. Past them a message is a heap of

@@ -1,11 +1,11 @@
-"""Summary history (every version kept), the summarizer result cache, and calibration."""
+"""Summary history: every version of a session's summary (folds and clears) is kept."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, JSONType, Timestamp, utcnow
@@ -31,30 +31,3 @@ class Summary(Base):
     # trigger, tokens_before/after, messages_before/after
     stats: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)
-
-
-class SummaryCacheEntry(Base):
-    """Summarizer output keyed by the sha256 of its input, so no input is summarized twice."""
-
-    __tablename__ = "summary_cache"
-
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    text: Mapped[str] = mapped_column(Text)
-    tokens: Mapped[int] = mapped_column(Integer)
-    method: Mapped[str] = mapped_column(String(16))
-    model: Mapped[str | None] = mapped_column(String(128))
-    tokens_in: Mapped[int] = mapped_column(Integer, default=0)
-    tokens_out: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)
-
-
-class Calibration(Base):
-    """Smoothed ratio provider_count / our_estimate per tenant and model family."""
-
-    __tablename__ = "calibrations"
-
-    tenant: Mapped[str] = mapped_column(String(128), primary_key=True)
-    family: Mapped[str] = mapped_column(String(128), primary_key=True)
-    ratio: Mapped[float] = mapped_column(Float, default=1.0)
-    samples: Mapped[int] = mapped_column(Integer, default=0)
-    updated_at: Mapped[datetime] = mapped_column(Timestamp, default=utcnow, onupdate=utcnow)

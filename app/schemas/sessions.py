@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.settings import Strategy, SummaryPlacement
+from app.core.context_settings import ContextOverrides
 from app.schemas.common import SummaryState
-from app.schemas.door import Json, Text, TokenCount
+from app.schemas.door import Json, Text
 
 # Client-chosen ids end up in URLs: keep them path-safe.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"
@@ -32,28 +32,6 @@ class SortOrder(StrEnum):
     desc = "desc"
 
 
-class SessionSettings(BaseModel):
-    """Per-session overrides of ContextDefaults (docs/reference.md §Settings); all optional.
-
-    The fields and bounds mirror app.core.settings.ContextDefaults (a unit test keeps the
-    key sets equal). Unknown keys are rejected so a typo does not silently do nothing.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    threshold: float | None = Field(None, gt=0, le=1)
-    reserved_output_tokens: TokenCount | None = Field(None, ge=0)
-    keep_recent: TokenCount | None = Field(None, ge=0)
-    pin_first_message: bool | None = None
-    summary_placement: SummaryPlacement | None = None
-    strategy: Strategy | None = None
-    max_summary_tokens: TokenCount | None = Field(None, ge=50)
-    fold_target: float | None = Field(None, gt=0, le=1)
-    prune_target: float | None = Field(None, gt=0, le=1)
-    prune_at_least: int | None = Field(None, ge=0)
-    cache_breakpoints: bool | None = None
-
-
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -61,7 +39,7 @@ class SessionCreate(BaseModel):
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
     system_prompt: Text | None = None
     tools: list[Json] | None = None
-    settings: SessionSettings = Field(default_factory=SessionSettings)
+    settings: ContextOverrides = Field(default_factory=ContextOverrides)
     metadata: Json = Field(default_factory=dict)
 
 
@@ -75,7 +53,7 @@ class SessionUpdate(BaseModel):
     model: Text | None = None
     system_prompt: Text | None = None
     tools: list[Json] | None = None
-    settings: SessionSettings | None = None
+    settings: ContextOverrides | None = None
     metadata: Json | None = None
 
 

@@ -1,7 +1,7 @@
 """POST …/usage: learn the provider's count against our estimate, per tenant and model family.
 
 The report refers to the last context served for that session and model (`last_context`,
-written by every GET …/context). The ratio is smoothed by `app.engine.calibration.update`
+written by every GET …/context). The ratio is smoothed by `app.engine.calibration.with_report`
 (EWMA, clamped to [0.5, 2.0]) under a row lock, so concurrent reports are all counted.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import Conflict
-from app.engine.calibration import Calibration, update
-from app.repositories.calibrations import CalibrationRepository
+from app.engine.calibration import Calibration, with_report
+from app.repositories.calibration import CalibrationRepository
 from app.repositories.sessions import SessionRepository
-from app.schemas.context import CalibrationRead, UsageReport, UsageReportResponse
+from app.schemas.calibration import CalibrationRead, UsageReport, UsageReportResponse
 from app.tokens.registry import ModelRegistry
 
 
@@ -47,7 +47,7 @@ async def report_usage(
         )
     row = await CalibrationRepository(db, tenant).lock(family)
     current = Calibration(family=family, ratio=row.ratio, samples=row.samples)
-    learned = update(current, family, estimated, body.input_tokens)
+    learned = with_report(current, family, estimated, body.input_tokens)
     row.ratio, row.samples = learned.ratio, learned.samples
     await db.flush()
     return UsageReportResponse(

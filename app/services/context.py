@@ -23,10 +23,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.core.context_settings import ContextSettings, resolve_settings
 from app.core.db import read_scope, session_scope
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
-from app.engine.budget import ContextSettings, estimate_limit, summary_share
+from app.engine.budget import estimate_limit, summary_share
 from app.engine.calibration import Calibration
 from app.engine.render import Format
 from app.engine.types import Message
@@ -40,8 +41,7 @@ from app.repositories.context import (
     session_version,
 )
 from app.schemas.common import SummaryState
-from app.services.context_settings import resolve_settings
-from app.services.folding import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
+from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
     compare,
@@ -150,7 +150,7 @@ class ContextAssembler:
             previous = snapshot.last_served.get(model)
             anchor = previous_anchor(previous, snapshot.summary_version)
             if anchor is None and snapshot.summary_text and snapshot.messages:
-                # The first context after a fold: its newest seq anchors the pruning (fit.py).
+                # The first context after a fold: its newest seq anchors the pruning (prune.py).
                 anchor = max(m.seq for m in snapshot.messages)
             # CPU work (counting, pruning, truncating) runs in a thread, never on the event
             # loop: a heavy context must not stall /healthz and every other request.
@@ -195,9 +195,7 @@ class ContextAssembler:
             repo = ContextRepository(db)
             row, calibrations = await repo.session_for_context(self.tenant, session_id)
             info = self.registry.get(options.model or row.model)
-            context_settings, strategy = resolve_settings(
-                self.settings, row.settings, options.overrides
-            )
+            context_settings = resolve_settings(self.settings, row.settings, options.overrides)
             messages = await self._messages(repo, row, context_settings, options.explain)
             calibration = calibrations.get(info.family)
         return Snapshot(
@@ -207,7 +205,7 @@ class ContextAssembler:
             system_prompt=row.system_prompt,
             tools=tuple(row.tools) if row.tools else None,
             context_settings=context_settings,
-            strategy=strategy,
+            strategy=context_settings.strategy,
             summary_text=row.conversation_summary,
             summary_tokens=row.summary_tokens,
             summary_through_id=row.summary_through_id,

@@ -2,7 +2,7 @@
 per session and model to know it.
 
 The record lives in `sessions.last_context[model]` next to the estimate calibration reads:
-the prefix chain of the context (app/engine/cache.py), the summary version it was served at
+the prefix chain of the context (app/engine/prompt_cache.py), the summary version it was served at
 with the prune anchor of that version, a fingerprint of the settings, the estimate limit and
 how many messages were pruned. Comparing two records tells what broke the cache, checked in
 this order: `settings` (format, settings keys, system prompt or tools changed), `budget`
@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyResult
-from app.engine.budget import ContextSettings, estimate_limit
-from app.engine.cache import shared_length
+from app.engine.budget import estimate_limit
+from app.engine.prompt_cache import shared_length
 
 CacheReason = Literal["none", "first", "fold", "clear", "prune", "budget", "settings"]
 
@@ -42,9 +43,12 @@ def settings_fingerprint(
     system_prompt: str | None,
     tools: Sequence[Mapping[str, Any]] | None,
 ) -> str:
-    """Everything but the budget and the history that shapes a context."""
+    """Everything but the budget and the history that shapes a context (the summarizer
+    strategy does not)."""
     described = json.dumps(
-        [fmt, asdict(settings), system_prompt, tools], sort_keys=True, default=str
+        [fmt, settings.model_dump(exclude={"strategy"}), system_prompt, tools],
+        sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 

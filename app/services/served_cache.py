@@ -42,8 +42,8 @@ from app.core.db import single_statements
 from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
 from app.repositories.context import ServedState, SessionVersion, served_state
 from app.schemas.context import CacheUsage, ContextResponse
-from app.services.assembly import context_response
 from app.services.context import ContextAssembler, ContextOptions, Served
+from app.services.context_response import context_response
 from app.services.prompt_cache import compare
 
 # A body bigger than this share of the cache would evict most of it for one session.

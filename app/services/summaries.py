@@ -19,13 +19,13 @@ from app.repositories.folds import FoldRepository
 from app.repositories.messages import MessageRepository
 from app.repositories.sessions import SessionRepository
 from app.repositories.summaries import SummaryRepository
-from app.schemas.context import (
+from app.schemas.sessions import SessionRead
+from app.schemas.summaries import (
     SessionSummarizeRequest,
     SessionSummarizeResponse,
     SummaryHistoryItem,
     SummaryHistoryPage,
 )
-from app.schemas.sessions import SessionRead
 from app.services.context import ContextAssembler, ContextOptions
 from app.services.sessions import session_read
 

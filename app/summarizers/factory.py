@@ -22,10 +22,10 @@ import anthropic
 
 from app.core.settings import Settings
 from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
-from app.summarizers.cache import CachingSummarizer
 from app.summarizers.hybrid import HybridSummarizer
-from app.summarizers.llm import AnthropicSummarizer, make_client
+from app.summarizers.llm import AnthropicSummarizer
 from app.summarizers.rule import RuleSummarizer
+from app.summarizers.summary_cache import CachingSummarizer
 from app.tokens.base import TokenCounter
 
 NO_KEY = "no ANTHROPIC_API_KEY configured"
@@ -59,6 +59,17 @@ class _WithoutKey:
         return replace(result, method=self.method, fallback=NO_KEY)
 
 
+def anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
+    """The SDK client for the summarizers: the configured key and endpoint, few retries."""
+    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    return anthropic.AsyncAnthropic(
+        api_key=key,
+        base_url=settings.anthropic_base_url,
+        max_retries=settings.summary_max_retries,
+        timeout=settings.summary_timeout_s,
+    )
+
+
 def build_summarizer(
     strategy: str | None,
     *,
@@ -67,7 +78,8 @@ def build_summarizer(
     cache: SummaryCache | None = None,
     client: anthropic.AsyncAnthropic | None = None,
 ) -> Summarizer:
-    """The summarizer for `strategy`; `client` lets callers share (or fake) the SDK client."""
+    """The summarizer for `strategy`; an LLM one talks through `client`, which the caller
+    opens and closes (`open_summarizer` does both)."""
     requested = strategy or settings.strategy
     concrete = resolve_strategy(requested, settings)
     rule = RuleSummarizer(counter)
@@ -75,6 +87,8 @@ def build_summarizer(
         return _WithoutKey(rule, "rule") if requested == "auto" else rule
     if not has_llm(settings):
         return _WithoutKey(rule, "fallback")
+    if client is None:
+        raise ValueError(f"strategy {concrete!r} needs an Anthropic client")
     llm = AnthropicSummarizer(settings=settings, counter=counter, client=client)
     summarizer: Summarizer = llm if concrete == "llm" else HybridSummarizer(llm, counter)
     if cache is not None:
@@ -98,7 +112,7 @@ async def open_summarizer(
     """The production factory, and the one place that opens an Anthropic client: `build_summarizer`
     with an SDK client that is closed after the fold."""
     concrete = resolve_strategy(strategy, settings)
-    client = make_client(settings) if concrete != "rule" and has_llm(settings) else None
+    client = anthropic_client(settings) if concrete != "rule" and has_llm(settings) else None
     try:
         yield build_summarizer(
             strategy, settings=settings, counter=counter, cache=cache, client=client

@@ -37,16 +37,6 @@ class Usage:
     tokens_out: int = 0
 
 
-def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
-    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return anthropic.AsyncAnthropic(
-        api_key=key,
-        base_url=settings.anthropic_base_url,
-        max_retries=settings.summary_max_retries,
-        timeout=settings.summary_timeout_s,
-    )
-
-
 def describe_error(exc: BaseException) -> str:
     """A short, human-readable fallback reason, e.g. "anthropic 429 rate_limit_error"."""
     if isinstance(exc, anthropic.APITimeoutError):
@@ -69,17 +59,15 @@ class AnthropicSummarizer:
         *,
         settings: Settings,
         counter: TokenCounter,
-        client: anthropic.AsyncAnthropic | None = None,
+        client: anthropic.AsyncAnthropic,
         model: str | None = None,
     ) -> None:
+        """`client` is opened and closed by its owner (app.summarizers.factory.open_summarizer)."""
         self.settings = settings
         self.counter = counter
-        self.client = client or make_client(settings)
+        self.client = client
         self.model = model or settings.summary_model
         self.deadline = settings.summary_timeout_s
-
-    async def aclose(self) -> None:
-        await self.client.close()
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
         if not request.messages:  # nothing new to read: re-fit the previous summary, no call

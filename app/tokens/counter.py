@@ -28,9 +28,6 @@ from app.tokens.registry import ModelInfo
 # besides the role and content themselves, and a `name` costs 1 more token.
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
-# Same source: every reply is primed with <|start|>assistant<|message|> (3 tokens), once per
-# request. Not part of any stored message; callers budgeting a whole request add it once.
-REPLY_PRIMING_TOKENS = 3
 # A content block is wrapped in a few tokens of markup by the provider's prompt renderer
 # (type marker and delimiters); 3 is the same framing cost as a message and an estimate.
 TOKENS_PER_BLOCK = 3

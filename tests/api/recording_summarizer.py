@@ -1,13 +1,12 @@
-"""A summarizer fake that records every request, installed through the app's
-`summarizer_factory` seam (the same seam production uses for the real summarizers)."""
+"""A summarizer fake that records every request, given to `create_app(summarizer_factory=…)`
+(the seam production uses for the real summarizers): a test asks for the `recorder` fixture
+(tests/api/conftest.py) and its `app` is built with it."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-
-from fastapi import FastAPI
 
 from app.core.settings import Settings
 from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
@@ -31,10 +30,6 @@ class RecordingSummarizer:
     methods: list[Method] = field(default_factory=list)
     padding: int = 0
     calls: list[Call] = field(default_factory=list)
-
-    def install(self, app: FastAPI) -> RecordingSummarizer:
-        app.state.summarizer_factory = self.factory
-        return self
 
     @asynccontextmanager
     async def factory(

@@ -5,17 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import pytest
-from fastapi import FastAPI
 
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, stored, turns
 from tests.factories import append, assert_error, create_session, user
-
-
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
 
 
 async def clear(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:

@@ -38,11 +38,6 @@ def turns(count: int, start: int = 0, words: int = 60) -> list[dict[str, Any]]:
     return messages
 
 
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
-
-
 async def context(client: httpx.AsyncClient, session_id: str, **params: Any) -> dict[str, Any]:
     response = await client.get(f"/sessions/{session_id}/context", params=params)
     assert response.status_code == 200, response.text

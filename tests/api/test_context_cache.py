@@ -7,8 +7,6 @@ import uuid
 from typing import Any
 
 import httpx
-import pytest
-from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,11 +16,6 @@ from tests.factories import append, assistant, create_session, tool_result, user
 
 EPHEMERAL = {"type": "ephemeral"}
 THINKING = {"type": "thinking", "thinking": "private plan", "signature": "c2lnbmF0dXJl"}
-
-
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
 
 
 def cache(body: dict[str, Any]) -> dict[str, Any]:

@@ -4,17 +4,10 @@ POST …/usage calibration) stays what the last real request left."""
 from __future__ import annotations
 
 import httpx
-import pytest
-from fastapi import FastAPI
 
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, turns
 from tests.factories import append, create_session
-
-
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
 
 
 async def version(client: httpx.AsyncClient, session_id: str) -> int:

@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
@@ -17,11 +16,6 @@ from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, stored
 from tests.api.test_responses_items import REASONING, call, output, said
 from tests.factories import append, assert_error, assistant, create_session, user
-
-
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
 
 
 async def pop(client: httpx.AsyncClient, session_id: str) -> httpx.Response:

@@ -76,11 +76,8 @@ class Worlds:
         return again.content
 
 
-async def replica(
-    make_client: MakeClient, app: FastAPI, key: str, recorder: RecordingSummarizer
-) -> httpx.AsyncClient:
-    """A client of `app` (one replica) as the tenant of `key`; folds go to `recorder`."""
-    recorder.install(app)
+async def replica(make_client: MakeClient, app: FastAPI, key: str) -> httpx.AsyncClient:
+    """A client of `app` (one replica) as the tenant of `key`."""
     client = await make_client(app)
     client.headers["Authorization"] = f"Bearer {key}"
     return client
@@ -89,12 +86,14 @@ async def replica(
 @pytest.fixture
 async def worlds(make_client: MakeClient, db_url: str) -> Worlds:
     cached, plain = RecordingSummarizer(), RecordingSummarizer()
-    app_a = create_app(make_settings(db_url, api_keys=KEYS))
-    app_b = create_app(make_settings(db_url, api_keys=KEYS))
-    app_c = create_app(make_settings(db_url, api_keys=KEYS, context_cache_bytes=0))
-    a = await replica(make_client, app_a, "key-cached", cached)
-    b = await replica(make_client, app_b, "key-cached", cached)
-    c = await replica(make_client, app_c, "key-plain", plain)
+    # Folds go to a recorder: one shared by the cached replicas A and B, one for C.
+    app_a = create_app(make_settings(db_url, api_keys=KEYS), summarizer_factory=cached.factory)
+    app_b = create_app(make_settings(db_url, api_keys=KEYS), summarizer_factory=cached.factory)
+    plain_settings = make_settings(db_url, api_keys=KEYS, context_cache_bytes=0)
+    app_c = create_app(plain_settings, summarizer_factory=plain.factory)
+    a = await replica(make_client, app_a, "key-cached")
+    b = await replica(make_client, app_b, "key-cached")
+    c = await replica(make_client, app_c, "key-plain")
     for client in (b, c):
         await create_session(client, id="s")
     return Worlds(a, b, c, app_a.state.served_cache)

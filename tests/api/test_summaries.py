@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import httpx
-import pytest
-from fastapi import FastAPI
 
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
 from tests.factories import append, assert_error, create_session
-
-
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
 
 
 class TestSummarizeNow:

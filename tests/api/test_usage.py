@@ -6,17 +6,11 @@ import math
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from app.engine.calibration import ALPHA
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, turns
 from tests.factories import append, assert_error, create_session
-
-
-@pytest.fixture
-def recorder(app: FastAPI) -> RecordingSummarizer:
-    return RecordingSummarizer().install(app)
 
 
 async def report(client: httpx.AsyncClient, session_id: str, **body: object) -> httpx.Response:

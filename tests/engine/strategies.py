@@ -9,7 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from app.engine.budget import ContextSettings
+from app.core.context_settings import ContextSettings
 from app.engine.text import block_text
 from app.engine.types import Content, Message
 from app.engine.units import body_tokens

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import math
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, assemble
-from app.engine.budget import ContextSettings
 from tests.engine.strategies import FakeCounter, make_message
 
 COUNTER = FakeCounter()
+PLAIN = ContextSettings(cache_breakpoints=False)  # no cache_control blocks in the content
 HISTORY = (
     make_message(1, "user", "Fix the failing test"),
     make_message(2, "assistant", "On it."),
@@ -17,7 +18,7 @@ HISTORY = (
 class TestVerbatim:
     def test_everything_fits_sent_as_is_with_usage(self) -> None:
         request = AssemblyInput(
-            messages=HISTORY, context_window=200_000, system_prompt="You are X."
+            messages=HISTORY, context_window=200_000, system_prompt="You are X.", settings=PLAIN
         )
         result = assemble(request, COUNTER)
         assert [m["content"] for m in result.messages] == [
@@ -74,6 +75,7 @@ class TestSummary:
             max_tokens=1000,
             summary="He asked for a fix.",
             summary_through_seq=2,
+            settings=PLAIN,
         )
         result = assemble(request, COUNTER)
         assert [e.status for e in result.explain] == ["included", "summarized", "included"]

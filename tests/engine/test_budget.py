@@ -3,13 +3,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.budget import (
-    ContextSettings,
-    calibrated,
-    compute_budget,
-    estimate_limit,
-    summary_share,
-)
+from app.core.context_settings import ContextSettings
+from app.engine.budget import calibrated, compute_budget, estimate_limit, summary_share
 
 
 class TestComputeBudget:

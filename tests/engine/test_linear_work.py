@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from app.core.context_settings import ContextSettings
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, assemble
-from app.engine.budget import ContextSettings, calibrated, compute_budget, estimate_limit
+from app.engine.budget import calibrated, compute_budget, estimate_limit
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import copy
 import json
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, assemble
-from app.engine.budget import ContextSettings
 from app.engine.prune import (
     PRUNE_HEAD_CHARS,
     PRUNE_MIN_CHARS,

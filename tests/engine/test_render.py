@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, assemble
-from app.engine.budget import ContextSettings
 from app.engine.render import CONTINUATION_TEXT, Format, render, render_tools
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message, openai_call
@@ -288,7 +288,11 @@ class TestSystemMessagesMidHistory:
         for fmt in formats:
             result = assemble(
                 AssemblyInput(
-                    messages=tuple(history), context_window=0, max_tokens=1000, format=fmt
+                    messages=tuple(history),
+                    context_window=0,
+                    max_tokens=1000,
+                    format=fmt,
+                    settings=ContextSettings(cache_breakpoints=False),  # plain content
                 ),
                 COUNTER,
             )

@@ -141,6 +141,7 @@ class TestIngest:
         parts = [{"type": "output_text", "text": "x"}]
         chat = {"role": "assistant", "content": parts, "tool_calls": []}
         assert item_type(chat) is None  # a Chat message with unknown parts, kept as posted
+        assert item_type({"role": "developer", "content": "be terse"}) == "message"
 
     def test_developer_and_images(self) -> None:
         image = {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "low"}

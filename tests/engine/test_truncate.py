@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.context_settings import ContextSettings
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, assemble
-from app.engine.budget import ContextSettings
 from app.engine.truncate import truncate_message, truncate_text
 from tests.engine.strategies import COUNTERS, FakeCounter, make_message
 
@@ -109,6 +109,7 @@ class TestTightBudgets:
             max_tokens=150,
             system_prompt="s" * 200,
             mode="never",
+            settings=ContextSettings(cache_breakpoints=False),  # plain content
         )
         result = assemble(request, COUNTER)
         assert [e.status for e in result.explain] == ["dropped", "dropped", "truncated"]
@@ -136,7 +137,7 @@ class TestTightBudgets:
             max_tokens=10_000,
             summary=summary,
             summary_through_seq=0,
-            settings=ContextSettings(max_summary_tokens=1000),
+            settings=ContextSettings(max_summary_tokens=1000, cache_breakpoints=False),
         )
         fits = assemble(roomy, COUNTER)
         over = "summary is over its share of the budget"

@@ -21,7 +21,7 @@ from app.main import create_app
 from app.models import Session, Summary
 from app.models.base import utcnow
 from app.repositories.folds import FoldRepository, NewSummary
-from app.services.folding import FoldCoordinator, FoldJob
+from app.services.folds import FoldCoordinator, FoldJob
 from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
 from app.tokens.base import TokenCounter
 from app.tokens.counter import counter_for
@@ -183,8 +183,10 @@ class TestStuckLease:
     async def test_a_live_foreign_lease_serves_the_fitted_fallback(
         self, db_url: str, make_client: MakeClient
     ) -> None:
-        app = create_app(make_settings(db_url, fold_wait_s=0.2))
-        summarizer = RecordingSummarizer().install(app)
+        summarizer = RecordingSummarizer()
+        app = create_app(
+            make_settings(db_url, fold_wait_s=0.2), summarizer_factory=summarizer.factory
+        )
         client = await make_client(app)
         await create_session(client, id="s")
         await append(client, "s", *turns(20))

@@ -11,6 +11,7 @@ from app.summarizers.base import SummaryRequest
 from app.summarizers.factory import (
     NO_KEY,
     build_summarizer,
+    open_summarizer,
     resolve_strategy,
     strategy_used,
 )
@@ -71,10 +72,11 @@ class TestHybrid:
         fake_anthropic.reply = lambda request: (
             "The build fails on a missing header; next: vendor it."
         )
-        summarizer = build_summarizer(
-            "hybrid", settings=llm_settings(fake_anthropic.base_url), counter=counter
-        )
-        result = await summarizer.summarize(SummaryRequest(messages(), None, 300))
+        settings = llm_settings(fake_anthropic.base_url)
+        async with open_summarizer(
+            "hybrid", settings=settings, counter=counter, cache=None
+        ) as summarizer:
+            result = await summarizer.summarize(SummaryRequest(messages(), None, 300))
         assert result.method == "hybrid"
         facts, narrative = split_hybrid(result.text)
         assert facts is not None and "- `make` → exit 2" in facts
@@ -85,12 +87,13 @@ class TestHybrid:
         self, fake_anthropic, counter
     ) -> None:
         previous = f"Commands:\n- `make` → exit 2\n{NARRATIVE_HEADER}\nEarlier story."
-        summarizer = build_summarizer(
-            "hybrid", settings=llm_settings(fake_anthropic.base_url), counter=counter
-        )
-        result = await summarizer.summarize(
-            SummaryRequest(conversation(("user", "Go on.")), previous, 300)
-        )
+        settings = llm_settings(fake_anthropic.base_url)
+        async with open_summarizer(
+            "hybrid", settings=settings, counter=counter, cache=None
+        ) as summarizer:
+            result = await summarizer.summarize(
+                SummaryRequest(conversation(("user", "Go on.")), previous, 300)
+            )
         (request,) = fake_anthropic.requests
         assert "<previous_summary>\nEarlier story.\n</previous_summary>" in request.prompt
         assert "- `make` → exit 2" in result.text
@@ -99,9 +102,10 @@ class TestHybrid:
         self, fake_anthropic, counter
     ) -> None:
         fake_anthropic.default = "500"
-        summarizer = build_summarizer(
-            "hybrid", settings=llm_settings(fake_anthropic.base_url), counter=counter
-        )
-        result = await summarizer.summarize(SummaryRequest(messages(), None, 300))
+        settings = llm_settings(fake_anthropic.base_url)
+        async with open_summarizer(
+            "hybrid", settings=settings, counter=counter, cache=None
+        ) as summarizer:
+            result = await summarizer.summarize(SummaryRequest(messages(), None, 300))
         assert (result.method, result.fallback) == ("fallback", "anthropic 500 api_error")
         assert "- Never bump dependencies." in result.text

@@ -6,9 +6,11 @@ import time
 
 import pytest
 
-from app.summarizers.base import SummaryRequest, SummaryResult
-from app.summarizers.factory import build_summarizer
+from app.core.settings import Settings
+from app.summarizers.base import SummaryCache, SummaryRequest, SummaryResult
+from app.summarizers.factory import anthropic_client, open_summarizer
 from app.summarizers.llm import AnthropicSummarizer
+from app.tokens.base import TokenCounter
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.fake_anthropic import FakeAnthropic, Recorded
 from tests.summarizers.helpers import conversation, llm_settings
@@ -42,7 +44,10 @@ def transcript() -> list:  # type: ignore[type-arg]
 def summarizer(
     fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object
 ) -> AnthropicSummarizer:
-    return AnthropicSummarizer(settings=llm_settings(fake.base_url, **overrides), counter=counter)
+    settings = llm_settings(fake.base_url, **overrides)
+    return AnthropicSummarizer(
+        settings=settings, counter=counter, client=anthropic_client(settings)
+    )
 
 
 async def fold(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object):  # type: ignore[no-untyped-def]
@@ -54,7 +59,7 @@ async def fold(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: objec
     try:
         result = await llm.summarize(request)
     finally:
-        await llm.aclose()
+        await llm.client.close()
     return result, time.monotonic() - started
 
 
@@ -142,9 +147,12 @@ class TestFailuresFallBackToRule:
         server = FakeAnthropic().start()
         url = server.base_url
         server.stop()
-        llm = AnthropicSummarizer(settings=llm_settings(url), counter=counter)
+        settings = llm_settings(url)
+        llm = AnthropicSummarizer(
+            settings=settings, counter=counter, client=anthropic_client(settings)
+        )
         result = await llm.summarize(SummaryRequest(transcript(), None, 300))
-        await llm.aclose()
+        await llm.client.close()
         assert result.fallback == "anthropic connection error"
 
 
@@ -157,7 +165,7 @@ class TestOverlongSummary:
         llm = summarizer(fake_anthropic, counter)
         long_input = conversation(*[("user", "padding " * 400)] * 3)
         result = await llm.summarize(SummaryRequest(long_input, None, 120))
-        await llm.aclose()
+        await llm.client.close()
         assert result.method == "llm"
         assert result.tokens <= 120
         assert counter.count_text(result.text) == result.tokens
@@ -177,7 +185,7 @@ class TestChunking:
         messages = conversation(*[("user", f"step {n}: " + "detail " * 150) for n in range(12)])
         llm = summarizer(fake_anthropic, counter, summary_input_tokens=1000)
         result = await llm.summarize(SummaryRequest(messages, None, 100))
-        await llm.aclose()
+        await llm.client.close()
         assert len(seen) > 2
         positions = []
         for index, request in enumerate(seen):
@@ -196,7 +204,7 @@ class TestChunking:
         )
         llm = summarizer(fake_anthropic, counter, summary_input_tokens=1000)
         result = await llm.summarize(SummaryRequest(messages, None, 400))
-        await llm.aclose()
+        await llm.client.close()
         assert result.method == "fallback"
         assert all(f"Never drop rule {n}." in result.text for n in range(8))
 
@@ -214,6 +222,14 @@ class InMemorySummaryCache:
         self.entries.setdefault(key, result)
 
 
+async def summarize_once(
+    request: SummaryRequest, settings: Settings, counter: TokenCounter, cache: SummaryCache
+) -> SummaryResult:
+    """One `llm` fold through the production factory (its own client, closed after)."""
+    async with open_summarizer("llm", settings=settings, counter=counter, cache=cache) as llm:
+        return await llm.summarize(request)
+
+
 class TestCache:
     async def test_second_identical_fold_is_served_from_cache(
         self, fake_anthropic, counter
@@ -221,12 +237,8 @@ class TestCache:
         settings = llm_settings(fake_anthropic.base_url)
         cache = InMemorySummaryCache()
         request = SummaryRequest(transcript(), None, 300)
-        first = await build_summarizer(
-            "llm", settings=settings, counter=counter, cache=cache
-        ).summarize(request)
-        second = await build_summarizer(
-            "llm", settings=settings, counter=counter, cache=cache
-        ).summarize(request)
+        first = await summarize_once(request, settings, counter, cache)
+        second = await summarize_once(request, settings, counter, cache)
         assert len(fake_anthropic.requests) == 1
         assert (first.cached, second.cached) == (False, True)
         assert second.text == first.text
@@ -236,12 +248,8 @@ class TestCache:
         settings = llm_settings(fake_anthropic.base_url)
         cache = InMemorySummaryCache()
         request = SummaryRequest(transcript(), None, 300)
-        first = await build_summarizer(
-            "llm", settings=settings, counter=counter, cache=cache
-        ).summarize(request)
-        second = await build_summarizer(
-            "llm", settings=settings, counter=counter, cache=cache
-        ).summarize(request)
+        first = await summarize_once(request, settings, counter, cache)
+        second = await summarize_once(request, settings, counter, cache)
         assert (first.method, second.method) == ("fallback", "llm")
         assert len(fake_anthropic.requests) == 2
 
@@ -253,7 +261,7 @@ class TestEdges:
         huge = "HEAD-MARKER " + "log line " * 3000
         llm = summarizer(fake_anthropic, counter, summary_input_tokens=1000)
         result = await llm.summarize(SummaryRequest(conversation(("user", huge)), None, 100))
-        await llm.aclose()
+        await llm.client.close()
         (request,) = fake_anthropic.requests
         assert "HEAD-MARKER" in request.prompt
         assert "[message cut to fit one summarizer call]" in request.prompt
@@ -263,6 +271,6 @@ class TestEdges:
     async def test_nothing_new_makes_no_call(self, fake_anthropic, counter) -> None:
         llm = summarizer(fake_anthropic, counter)
         result = await llm.summarize(SummaryRequest([], "Task: keep me", 100))
-        await llm.aclose()
+        await llm.client.close()
         assert fake_anthropic.requests == []
         assert (result.text, result.method) == ("Task: keep me", "rule")

@@ -237,7 +237,7 @@ class TestCorpus:
 
     @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else [])
     def test_real_transcript_at_one_twentieth(self, counter, path: Path) -> None:
-        from app.services.summarization import to_messages
+        from app.services.summarize_context import to_messages
 
         messages = to_messages(json.loads(path.read_text("utf-8"))["messages"], counter)
         budget = sum(m.tokens for m in messages) // 20
@@ -259,7 +259,7 @@ class TestCorpus:
     def test_no_budget_left_while_commands_or_errors_are_evicted(
         self, counter, path: Path, ratio: int
     ) -> None:
-        from app.services.summarization import to_messages
+        from app.services.summarize_context import to_messages
 
         messages = to_messages(json.loads(path.read_text("utf-8"))["messages"], counter)
         budget = sum(m.tokens for m in messages) // ratio

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app.services.summarization import to_messages
+from app.services.summarize_context import to_messages
 from app.summarizers.rule import rule_summary
 from app.tokens.counter import TiktokenCounter
 from bench.quality import baseline_summary

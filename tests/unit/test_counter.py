@@ -15,7 +15,6 @@ from app.tokens.base import BareMessage, TokenCounter
 from app.tokens.counter import (
     CACHE_MIN_CHARS,
     IMAGE_TOKENS,
-    REPLY_PRIMING_TOKENS,
     TOKENS_PER_BLOCK,
     TOKENS_PER_MESSAGE,
     TOKENS_PER_NAME,
@@ -30,6 +29,9 @@ from app.tokens.registry import load_registry
 
 ENC = get_encoding("cl100k_base")
 COUNTER = counter_for_encoding("cl100k_base")
+# The cookbook primes every reply with <|start|>assistant<|message|>: 3 tokens once per request,
+# part of its totals but of no stored message.
+REPLY_PRIMING_TOKENS = 3
 
 
 def raw(text: str) -> int:

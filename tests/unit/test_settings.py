@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from app.cli import main
+from app.core.context_settings import ContextOverrides, ContextSettings
 from app.core.db import normalize_database_url
-from app.core.settings import ContextDefaults, Settings
-from app.schemas.sessions import SessionSettings
+from app.core.settings import Settings
 
 
 class TestDatabaseUrl:
@@ -30,8 +31,15 @@ class TestDatabaseUrl:
 
 
 class TestSettings:
-    def test_session_settings_cover_exactly_the_context_defaults(self) -> None:
-        assert set(SessionSettings.model_fields) == set(ContextDefaults.model_fields)
+    def test_overrides_cover_exactly_the_context_settings_with_their_bounds(self) -> None:
+        assert set(ContextOverrides.model_fields) == set(ContextSettings.model_fields)
+        assert ContextOverrides(threshold=None).model_dump(exclude_none=True) == {}
+        with pytest.raises(ValidationError):
+            ContextOverrides(threshold=1.5)
+        with pytest.raises(ValidationError):
+            ContextOverrides(max_summary_tokens=49)
+        with pytest.raises(ValidationError):
+            ContextOverrides(unknown_key=1)
 
     def test_environment_variables_are_read(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("FOLDWISE_THRESHOLD", "0.5")

@@ -1,54 +1,23 @@
-"""Context routes: the session context, stateless assembly, manual fold, summary history,
-clear, and usage reports for calibration."""
+"""GET /sessions/{id}/context: the context to send next."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import Annotated, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
-from app.core.settings import Strategy, SummaryPlacement
+from app.api.deps import Assembler, SessionId
+from app.core.context_settings import SETTINGS_KEYS
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.context import (
-    AssembleRequest,
-    AssembleResponse,
+    ContextQuery,
     ContextResponse,
-    Format,
-    SessionSummarizeRequest,
-    SessionSummarizeResponse,
-    SummarizeMode,
-    SummaryHistoryPage,
-    UsageReport,
-    UsageReportResponse,
 )
-from app.schemas.door import MAX_SQL_INT
-from app.schemas.sessions import SessionRead
-from app.services.assembly import assemble_posted
-from app.services.calibration import report_usage
-from app.services.context import ContextAssembler, ContextOptions
-from app.services.folding import SummarizerFactory
+from app.services.context import ContextOptions
 from app.services.served_cache import ServedContextCache, serve_context
-from app.services.summaries import clear_session, summarize_session, summary_history
-from app.summarizers.factory import open_summarizer
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
-
-
-async def get_assembler(
-    request: Request, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
-) -> ContextAssembler:
-    """Works on `app.state.sessionmaker` in short units of work of its own (never the request
-    transaction: a fold must not hold a connection across the summarizer call).
-    `app.state.summarizer_factory`, when set, replaces the real summarizers (tests)."""
-    state = request.app.state
-    factory = cast(SummarizerFactory, getattr(state, "summarizer_factory", open_summarizer))
-    sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
-    return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
-
-
-Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
 
 
 async def get_served_cache(request: Request) -> ServedContextCache:
@@ -68,100 +37,21 @@ async def get_context(
     session_id: SessionId,
     assembler: Assembler,
     served_cache: ServedCache,
-    model: str | None = None,
-    max_tokens: Annotated[int | None, Query(ge=1, le=MAX_SQL_INT)] = None,
-    format: Format = "anthropic",
-    summarize: SummarizeMode = "auto",
-    explain: bool = False,
-    threshold: Annotated[float | None, Query(gt=0, le=1)] = None,
-    reserved_output_tokens: Annotated[int | None, Query(ge=0, le=MAX_SQL_INT)] = None,
-    keep_recent: Annotated[int | None, Query(ge=0, le=MAX_SQL_INT)] = None,
-    pin_first_message: bool | None = None,
-    summary_placement: SummaryPlacement | None = None,
-    strategy: Strategy | None = None,
-    max_summary_tokens: Annotated[int | None, Query(ge=50, le=MAX_SQL_INT)] = None,
-    fold_target: Annotated[float | None, Query(gt=0, le=1)] = None,
-    prune_target: Annotated[float | None, Query(gt=0, le=1)] = None,
-    prune_at_least: Annotated[int | None, Query(ge=0)] = None,
-    cache_breakpoints: bool | None = None,
-    preview: Annotated[
-        bool,
-        Query(
-            description="Look only: implies summarize=never and leaves the session untouched "
-            "(no fold, and the served context is not recorded for usage.cache or POST …/usage)."
-        ),
-    ] = False,
+    query: Annotated[ContextQuery, Query()],
 ) -> Response:
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
     A repeat of an unchanged context is served from the replica's cache
     (app/services/served_cache.py); a preview never is."""
-    overrides: dict[str, Any] = {
-        "threshold": threshold,
-        "reserved_output_tokens": reserved_output_tokens,
-        "keep_recent": keep_recent,
-        "pin_first_message": pin_first_message,
-        "summary_placement": summary_placement,
-        "strategy": strategy,
-        "max_summary_tokens": max_summary_tokens,
-        "fold_target": fold_target,
-        "prune_target": prune_target,
-        "prune_at_least": prune_at_least,
-        "cache_breakpoints": cache_breakpoints,
-    }
     options = ContextOptions(
-        model=model,
-        max_tokens=max_tokens,
-        format=format,
-        mode="never" if preview else summarize,
-        explain=explain,
-        overrides=overrides,
-        record_served=not preview,
+        model=query.model,
+        max_tokens=query.max_tokens,
+        format=query.format,
+        mode="never" if query.preview else query.summarize,
+        explain=query.explain,
+        overrides=query.model_dump(include=set(SETTINGS_KEYS), exclude_none=True),
+        record_served=not query.preview,
     )
     engine = cast(AsyncEngine, request.app.state.engine)
     body = await serve_context(served_cache, engine, assembler, session_id, options)
     return Response(content=body, media_type="application/json")
-
-
-@router.post("/assemble-context", response_model_exclude_unset=True)
-def assemble_context(
-    body: AssembleRequest, _tenant: Tenant, settings: SettingsDep, registry: RegistryDep
-) -> AssembleResponse:
-    """Stateless: prune and drop posted messages to the budget; nothing stored."""
-    # A plain `def`: counting and assembling 1,000 messages is tens of ms of CPU, which
-    # FastAPI then runs in its threadpool instead of stalling the event loop.
-    return assemble_posted(body, settings, registry)
-
-
-@router.post("/sessions/{session_id}/summarize")
-async def summarize_now(
-    session_id: SessionId, assembler: Assembler, body: SessionSummarizeRequest | None = None
-) -> SessionSummarizeResponse:
-    """Fold now (like summarize=force); `folded: false` when nothing is left to fold."""
-    return await summarize_session(assembler, session_id, body or SessionSummarizeRequest())
-
-
-@router.get("/sessions/{session_id}/summaries")
-async def list_summaries(
-    session_id: SessionId,
-    db: ReadDb,
-    tenant: Tenant,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: str | None = None,
-) -> SummaryHistoryPage:
-    """Every summary version (folds and clears), newest first."""
-    return await summary_history(db, tenant, session_id, limit=limit, cursor=cursor)
-
-
-@router.post("/sessions/{session_id}/clear")
-async def clear_context(session_id: SessionId, db: DbSession, tenant: Tenant) -> SessionRead:
-    """Start a fresh context; stored messages stay."""
-    return await clear_session(db, tenant, session_id)
-
-
-@router.post("/sessions/{session_id}/usage")
-async def report_provider_usage(
-    session_id: SessionId, body: UsageReport, db: DbSession, tenant: Tenant, registry: RegistryDep
-) -> UsageReportResponse:
-    """Calibrate: what the provider counted for the last context served for `model`."""
-    return await report_usage(db, tenant, registry, session_id, body)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
+from app.api.deps import SessionId, service
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.door import MAX_SQL_INT
 from app.schemas.messages import AppendResult, MessagePage, MessagesAppend, RemovedMessage
@@ -15,20 +15,8 @@ from app.services.messages import MessageService
 router = APIRouter(prefix="/sessions", tags=["messages"], responses=ERROR_RESPONSES)
 
 
-def get_message_service(
-    db: DbSession, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
-) -> MessageService:
-    return MessageService(db, tenant, settings, registry)
-
-
-def get_message_reader(
-    db: ReadDb, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
-) -> MessageService:
-    return MessageService(db, tenant, settings, registry)
-
-
-Messages = Annotated[MessageService, Depends(get_message_service)]
-MessageReader = Annotated[MessageService, Depends(get_message_reader)]
+Messages = Annotated[MessageService, Depends(service(MessageService))]
+MessageReader = Annotated[MessageService, Depends(service(MessageService, read_only=True))]
 
 
 @router.post("/{session_id}/messages", status_code=201)

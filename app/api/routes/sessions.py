@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from app.api.deps import DbSession, ReadDb, RegistryDep, SessionId, SettingsDep, Tenant
+from app.api.deps import SessionId, service
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.sessions import (
     SessionCreate,
@@ -21,20 +21,8 @@ from app.services.sessions import SessionService
 router = APIRouter(prefix="/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
 
-def get_session_service(
-    db: DbSession, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
-) -> SessionService:
-    return SessionService(db, tenant, settings, registry)
-
-
-def get_session_reader(
-    db: ReadDb, tenant: Tenant, settings: SettingsDep, registry: RegistryDep
-) -> SessionService:
-    return SessionService(db, tenant, settings, registry)
-
-
-Sessions = Annotated[SessionService, Depends(get_session_service)]
-SessionReader = Annotated[SessionService, Depends(get_session_reader)]
+Sessions = Annotated[SessionService, Depends(service(SessionService))]
+SessionReader = Annotated[SessionService, Depends(service(SessionService, read_only=True))]
 
 
 @router.post("", status_code=201)

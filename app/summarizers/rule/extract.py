@@ -15,7 +15,13 @@ from app.engine.text import content_text
 from app.engine.types import Message
 from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
 from app.summarizers.rule.harness import aider_edits, split_user_text, stated_cwd
-from app.summarizers.rule.outcomes import error_lines, exit_code, failed_tally, first_error_line
+from app.summarizers.rule.outcomes import (
+    cap,
+    error_lines,
+    exit_code,
+    failed_tally,
+    first_error_line,
+)
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.paths import absolute, infer_workdir
 from app.summarizers.rule.tools import ToolUse, classify_call
@@ -192,7 +198,7 @@ class _Walker:
             self.facts.add(Item("command", use.command, order, status))
         if failed:
             line = " | ".join(error_lines(text)) or f"{use.name} failed"
-            line = line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + " …"
+            line = cap(line, MAX_ERROR_CHARS)
             self.facts.add(Item("error", line, order, "open", detail=use.label))
             self.failed_reads[use.label] = {p for p, status in use.files if status == "read"}
             return

@@ -82,10 +82,10 @@ def first_error_line(text: str) -> str | None:
         start = max(i for i, line in enumerate(lines) if line.strip() == _TRACEBACK)
         for line in lines[start + 1 :]:
             if line and not line[0].isspace() and _EXCEPTION.match(line):
-                return _cap(line)
+                return cap(line)
     for line in lines:
         if _ERROR_LINE.match(line.strip()):
-            return _cap(line.strip())
+            return cap(line.strip())
     return None
 
 
@@ -98,13 +98,13 @@ def error_lines(text: str) -> list[str]:
         (_TALLY_FRAME.sub("", line) for line in reversed(lines) if _TALLY.search(line)), None
     )
     found = [error] if error and not _FAILED_TEST.match(error) else []
-    found += [_cap(line) for line in failed[:MAX_FAILED_IDS]]
+    found += [cap(line) for line in failed[:MAX_FAILED_IDS]]
     if len(failed) > MAX_FAILED_IDS:
         found.append(f"(+{len(failed) - MAX_FAILED_IDS} more FAILED)")
-    found += [_cap(tally)] if tally else []
+    found += [cap(tally)] if tally else []
     if not found:  # no recognisable error: the first line that says something, else the status
-        found = [_cap(line) for line in lines if not _FRAMING.match(line)][:1]
-        found = found or [_cap(line) for line in lines if _STATUS_LINE.search(line)][:1]
+        found = [cap(line) for line in lines if not _FRAMING.match(line)][:1]
+        found = found or [cap(line) for line in lines if _STATUS_LINE.search(line)][:1]
     return list(dict.fromkeys(found))
 
 
@@ -113,5 +113,6 @@ def failed_tally(text: str) -> bool:
     return bool(_FAILED_COUNT.search(text))
 
 
-def _cap(line: str) -> str:
-    return line if len(line) <= MAX_ERROR_LINE_CHARS else line[:MAX_ERROR_LINE_CHARS] + " …"
+def cap(line: str, limit: int = MAX_ERROR_LINE_CHARS) -> str:
+    """`line` cut to `limit` characters, with " …" when something was cut."""
+    return line if len(line) <= limit else line[:limit] + " …"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from app.engine.truncate import truncate_text
 from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item, normalize
 from app.summarizers.rule.paths import relative
 from app.tokens.base import TokenCounter
@@ -292,17 +293,9 @@ def _shrunk(item: Item, tokens: int, counter: TokenCounter) -> Item:
 
 
 def truncate_to_tokens(text: str, budget: int, counter: TokenCounter) -> str:
-    """`text` cut (with a marker) to at most `budget` tokens; binary search over its length."""
-    if counter.count_text(text) <= budget:
-        return text
-    if budget <= 0:
-        return ""
-    low, high = 0, len(text)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if counter.count_text(text[:middle].rstrip() + CUT_MARKER) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    cut = text[:low].rstrip() + CUT_MARKER
-    return cut if low and counter.count_text(cut) <= budget else ""
+    """`text` cut to at most `budget` tokens, ending CUT_MARKER; "" when nothing fits."""
+    return truncate_text(text, budget, counter, _ellipsis_cut) or ""
+
+
+def _ellipsis_cut(text: str, keep: int) -> str:
+    return text[:keep].rstrip() + CUT_MARKER if keep else ""

@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import SENT, AssemblyInput, assemble
-from app.engine.budget import ContextSettings
-from app.engine.cache import MAX_BREAKPOINTS, count_markers, unmarked
+from app.engine.prompt_cache import MAX_BREAKPOINTS, count_markers, unmarked
 from app.engine.render import SYNTHETIC
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message, texts

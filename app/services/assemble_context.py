@@ -9,49 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.context_settings import SETTINGS_KEYS, resolve_settings
 from app.core.settings import Settings
-from app.engine.assemble import AssemblyInput, ExplainEntry, assemble
-from app.engine.budget import Usage
-from app.engine.render import Format
+from app.engine.assemble import AssemblyInput, assemble
 from app.engine.shapes import validate_tools
-from app.schemas.context import (
-    AssembleRequest,
-    AssembleResponse,
-    CacheUsage,
-    CalibrationRead,
-    ContextResponse,
-    ContextUsage,
-    ExplainItem,
-)
-from app.services.calibration import calibration_read
-from app.services.context import Served
-from app.services.context_settings import resolve_settings
-from app.services.summarization import to_messages
+from app.schemas.assemble_context import AssembleRequest, AssembleResponse
+from app.schemas.calibration import CalibrationRead
+from app.services.context_response import explain_items, usage_block
+from app.services.summarize_context import to_messages
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
-
-
-def usage_block(
-    usage: Usage, calibration: CalibrationRead, cache: CacheUsage | None = None
-) -> ContextUsage:
-    return ContextUsage(
-        context_window=usage.context_window,
-        threshold=usage.threshold,
-        reserved_output_tokens=usage.reserved_output_tokens,
-        budget=usage.budget,
-        system_tokens=usage.system_tokens,
-        tools_tokens=usage.tools_tokens,
-        summary_tokens=usage.summary_tokens,
-        message_tokens=usage.message_tokens,
-        estimated_tokens=usage.estimated_tokens,
-        total_tokens=usage.total_tokens,
-        calibration=calibration,
-        cache=cache,
-    )
-
-
-def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:
-    return [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
 
 
 def assemble_posted(
@@ -63,8 +30,8 @@ def assemble_posted(
     messages = to_messages(body.messages, counter)
     starts = [int(m.id) for m in messages]
     tools = validate_tools(body.tools) if body.tools is not None else None
-    overrides = body.model_dump(include=set(AssembleRequest.model_fields), exclude_none=True)
-    context_settings, _strategy = resolve_settings(settings, None, overrides)
+    overrides = body.model_dump(include=set(SETTINGS_KEYS), exclude_none=True)
+    context_settings = resolve_settings(settings, overrides)
     result = assemble(
         AssemblyInput(
             messages=tuple(messages),
@@ -104,33 +71,3 @@ def _posted_indexes(ids: Sequence[str], starts: Sequence[int], total: int) -> li
     messages' index ranges `starts[k] .. starts[k + 1] - 1` cover the post in order."""
     ends = {start: end - 1 for start, end in zip(starts, [*starts[1:], total], strict=False)}
     return [i for first in sorted({int(i) for i in ids}) for i in range(first, ends[first] + 1)]
-
-
-def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
-    """The GET …/context body (docs/reference.md §Routes) of one served context."""
-    result, snapshot = served.result, served.snapshot
-    response = ContextResponse(
-        session_id=snapshot.external_id,
-        model=served.model,
-        format=fmt,
-        system=result.system,
-        messages=result.messages,
-        tools=result.tools,
-        summary=snapshot.summary,
-        usage=usage_block(
-            result.usage,
-            calibration_read(served.family, snapshot.calibration),
-            CacheUsage(
-                prefix_tokens=served.cache.prefix_tokens,
-                reason=served.cache.reason,
-                breakpoints=served.cache.breakpoints,
-            ),
-        ),
-        messages_included=result.messages_included,
-        messages_total=snapshot.messages_total,
-        summarized=served.fold is not None,
-        warnings=list(result.warnings),
-    )
-    if explain:
-        response.explain = explain_items(result.explain)
-    return response

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Request
 from app.api.deps import SettingsDep, Tenant
 from app.repositories.summary_cache import DbSummaryCache
 from app.schemas.common import ERROR_RESPONSES
-from app.schemas.summarize import SummarizeRequest, SummarizeResponse
-from app.services.summarization import summarize_transcript
+from app.schemas.summarize_context import SummarizeRequest, SummarizeResponse
+from app.services.summarize_context import summarize_transcript
 from app.summarizers.factory import resolve_strategy
 
 router = APIRouter(tags=["summarize"], responses=ERROR_RESPONSES)

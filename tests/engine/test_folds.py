@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import math
 
+from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.engine.budget import ContextSettings, estimate_limit
-from app.engine.fold import MIN_FOLD_UNITS, fold_bounds, plan_fold_count
+from app.engine.budget import estimate_limit
+from app.engine.folds import MIN_FOLD_UNITS, fold_bounds, plan_fold_count
 from app.engine.types import Message
 from app.engine.units import Unit
 from tests.engine.strategies import FakeCounter, make_message

@@ -1,0 +1,91 @@
+"""The context settings keys (docs/reference.md §Settings): name, type, bounds and default of
+each, declared once, in `ContextSettings`.
+
+Everything else derives from it:
+- `app.core.settings.Settings` inherits it, so `FOLDWISE_<KEY>` sets the service default;
+- the engine reads a resolved `ContextSettings` (strategy aside, which picks the summarizer);
+- `ContextOverrides` (every key optional, unknown keys rejected) is a session's `settings`,
+  the settings part of the POST /assemble-context body and of GET …/context's query;
+- `SETTINGS_KEYS` lists the keys.
+Adding a setting is one field here plus the code that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from app.schemas.door import MAX_SQL_INT
+
+SummaryPlacement = Literal["system", "messages"]
+Strategy = Literal["auto", "rule", "llm", "hybrid"]
+
+
+class ContextSettings(BaseModel):
+    """One context's settings; the defaults are the service's unless FOLDWISE_<KEY> says else."""
+
+    model_config = ConfigDict(frozen=True)
+
+    threshold: float = Field(0.8, gt=0, le=1)
+    reserved_output_tokens: int = Field(4096, ge=0, le=MAX_SQL_INT)
+    keep_recent: int = Field(6, ge=0, le=MAX_SQL_INT)
+    pin_first_message: bool = True
+    summary_placement: SummaryPlacement = "system"
+    strategy: Strategy = "auto"
+    max_summary_tokens: int = Field(1000, ge=50, le=MAX_SQL_INT)
+    # A fold brings the context down to fold_target × budget, well under it, so the
+    # next few turns are served verbatim instead of folding again at once (hysteresis).
+    fold_target: float = Field(0.6, gt=0, le=1)
+    # Pruning has the same hysteresis: when it must prune, it prunes the oldest eligible
+    # content down to prune_target × budget, and at least prune_at_least tokens (a cache
+    # break must pay for itself), so the following turns only append; a prune that cannot
+    # reach fold_target × budget folds instead (README, "Output shape and prompt caching").
+    prune_target: float = Field(0.6, gt=0, le=1)
+    prune_at_least: int = Field(1024, ge=0)
+    # Anthropic `cache_control` breakpoints in `format=anthropic` contexts.
+    cache_breakpoints: bool = True
+
+
+SETTINGS_KEYS = tuple(ContextSettings.model_fields)
+
+
+def _optional_fields() -> dict[str, Any]:
+    """Each key of ContextSettings as `T | None = None`, its bounds kept on T."""
+    fields: dict[str, Any] = {}
+    for name, info in ContextSettings.model_fields.items():
+        kind: Any = info.annotation
+        if info.metadata:
+            kind = Annotated[(kind, *info.metadata)]
+        fields[name] = (Optional[kind], None)  # noqa: UP045 (a runtime type expression)
+    return fields
+
+
+if TYPE_CHECKING:  # the fields are built at run time, from ContextSettings
+
+    class ContextOverrides(BaseModel):
+        pass
+else:
+    ContextOverrides = create_model(
+        "ContextOverrides",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="Context settings keys to override; all optional, unknown keys rejected.",
+        **_optional_fields(),
+    )
+
+
+def resolve_settings(
+    defaults: ContextSettings, *layers: Mapping[str, Any] | None
+) -> ContextSettings:
+    """Every key from the last layer that sets it (None = not set), else from `defaults`.
+
+    Layers come validated (a session's stored settings, a request's overrides): no second
+    validation on the hot path.
+    """
+    values = {key: getattr(defaults, key) for key in SETTINGS_KEYS}
+    for layer in layers:
+        for key, value in (layer or {}).items():
+            if key in values and value is not None:
+                values[key] = value
+    return ContextSettings.model_construct(**values)

@@ -1,0 +1,53 @@
+"""Wire models of a session's summaries: POST …/summarize, GET …/summaries
+(docs/reference.md §Routes)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.context_settings import Strategy
+from app.schemas.common import SummaryState
+from app.schemas.door import Text
+
+
+class SessionSummarizeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    focus: Text | None = Field(None, max_length=4000, description="What the summary must keep.")
+    strategy: Strategy | None = None
+    max_summary_tokens: int | None = Field(None, ge=50, le=100_000)
+
+
+class SessionSummarizeResponse(BaseModel):
+    session_id: str
+    folded: bool = Field(description="False when nothing was left to fold (summary unchanged).")
+    messages_folded: int
+    summary: SummaryState | None
+    method: str | None = Field(description="What wrote the new summary; null when not folded.")
+    fallback: str | None = Field(description="Why the LLM was not used, or null.")
+    stats: dict[str, Any] | None
+
+
+class SummaryHistoryItem(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    text: str | None
+    version: int
+    through_id: str | None
+    through_seq: int
+    message_count: int
+    tokens: int
+    method: str
+    model: str | None
+    tokens_in: int
+    tokens_out: int
+    stats: dict[str, Any]
+    created_at: datetime
+
+
+class SummaryHistoryPage(BaseModel):
+    summaries: list[SummaryHistoryItem]
+    next_cursor: str | None

@@ -1,0 +1,65 @@
+"""Response bodies of an assembled context: GET …/context, and the usage and explain blocks
+POST /assemble-context shares."""
+
+from __future__ import annotations
+
+from app.engine.assemble import ExplainEntry
+from app.engine.budget import Usage
+from app.engine.render import Format
+from app.schemas.calibration import CalibrationRead
+from app.schemas.context import CacheUsage, ContextResponse, ContextUsage, ExplainItem
+from app.services.calibration import calibration_read
+from app.services.context import Served
+
+
+def usage_block(
+    usage: Usage, calibration: CalibrationRead, cache: CacheUsage | None = None
+) -> ContextUsage:
+    return ContextUsage(
+        context_window=usage.context_window,
+        threshold=usage.threshold,
+        reserved_output_tokens=usage.reserved_output_tokens,
+        budget=usage.budget,
+        system_tokens=usage.system_tokens,
+        tools_tokens=usage.tools_tokens,
+        summary_tokens=usage.summary_tokens,
+        message_tokens=usage.message_tokens,
+        estimated_tokens=usage.estimated_tokens,
+        total_tokens=usage.total_tokens,
+        calibration=calibration,
+        cache=cache,
+    )
+
+
+def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:
+    return [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
+
+
+def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
+    """The GET …/context body (docs/reference.md §Routes) of one served context."""
+    result, snapshot = served.result, served.snapshot
+    response = ContextResponse(
+        session_id=snapshot.external_id,
+        model=served.model,
+        format=fmt,
+        system=result.system,
+        messages=result.messages,
+        tools=result.tools,
+        summary=snapshot.summary,
+        usage=usage_block(
+            result.usage,
+            calibration_read(served.family, snapshot.calibration),
+            CacheUsage(
+                prefix_tokens=served.cache.prefix_tokens,
+                reason=served.cache.reason,
+                breakpoints=served.cache.breakpoints,
+            ),
+        ),
+        messages_included=result.messages_included,
+        messages_total=snapshot.messages_total,
+        summarized=served.fold is not None,
+        warnings=list(result.warnings),
+    )
+    if explain:
+        response.explain = explain_items(result.explain)
+    return response
