@@ -388,6 +388,28 @@ export interface components {
          * @description POST /assemble-context: stateless, pruning and dropping only (never a summarizer).
          */
         AssembleRequest: {
+            /** Threshold */
+            threshold?: number | null;
+            /** Reserved Output Tokens */
+            reserved_output_tokens?: number | null;
+            /** Keep Recent */
+            keep_recent?: number | null;
+            /** Pin First Message */
+            pin_first_message?: boolean | null;
+            /** Summary Placement */
+            summary_placement?: ("system" | "messages") | null;
+            /** Strategy */
+            strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+            /** Max Summary Tokens */
+            max_summary_tokens?: number | null;
+            /** Fold Target */
+            fold_target?: number | null;
+            /** Prune Target */
+            prune_target?: number | null;
+            /** Prune At Least */
+            prune_at_least?: number | null;
+            /** Cache Breakpoints */
+            cache_breakpoints?: boolean | null;
             /** Messages */
             messages: {
                 [key: string]: unknown;
@@ -416,26 +438,6 @@ export interface components {
             tools?: {
                 [key: string]: unknown;
             }[] | null;
-            /** Threshold */
-            threshold?: number | null;
-            /** Reserved Output Tokens */
-            reserved_output_tokens?: number | null;
-            /** Keep Recent */
-            keep_recent?: number | null;
-            /** Pin First Message */
-            pin_first_message?: boolean | null;
-            /** Summary Placement */
-            summary_placement?: ("system" | "messages") | null;
-            /** Max Summary Tokens */
-            max_summary_tokens?: number | null;
-            /** Fold Target */
-            fold_target?: number | null;
-            /** Prune Target */
-            prune_target?: number | null;
-            /** Prune At Least */
-            prune_at_least?: number | null;
-            /** Cache Breakpoints */
-            cache_breakpoints?: boolean | null;
             /**
              * Explain
              * @default false
@@ -510,6 +512,34 @@ export interface components {
             ratio: number;
             /** Samples */
             samples: number;
+        };
+        /**
+         * ContextOverrides
+         * @description Context settings keys to override; all optional, unknown keys rejected.
+         */
+        ContextOverrides: {
+            /** Threshold */
+            threshold?: number | null;
+            /** Reserved Output Tokens */
+            reserved_output_tokens?: number | null;
+            /** Keep Recent */
+            keep_recent?: number | null;
+            /** Pin First Message */
+            pin_first_message?: boolean | null;
+            /** Summary Placement */
+            summary_placement?: ("system" | "messages") | null;
+            /** Strategy */
+            strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+            /** Max Summary Tokens */
+            max_summary_tokens?: number | null;
+            /** Fold Target */
+            fold_target?: number | null;
+            /** Prune Target */
+            prune_target?: number | null;
+            /** Prune At Least */
+            prune_at_least?: number | null;
+            /** Cache Breakpoints */
+            cache_breakpoints?: boolean | null;
         };
         /** ContextResponse */
         ContextResponse: {
@@ -777,7 +807,7 @@ export interface components {
             tools?: {
                 [key: string]: unknown;
             }[] | null;
-            settings?: components["schemas"]["SessionSettings"];
+            settings?: components["schemas"]["ContextOverrides"];
             /** Metadata */
             metadata?: {
                 [key: string]: unknown;
@@ -825,37 +855,6 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
-        };
-        /**
-         * SessionSettings
-         * @description Per-session overrides of ContextDefaults (docs/reference.md §Settings); all optional.
-         *
-         *     The fields and bounds mirror app.core.settings.ContextDefaults (a unit test keeps the
-         *     key sets equal). Unknown keys are rejected so a typo does not silently do nothing.
-         */
-        SessionSettings: {
-            /** Threshold */
-            threshold?: number | null;
-            /** Reserved Output Tokens */
-            reserved_output_tokens?: number | null;
-            /** Keep Recent */
-            keep_recent?: number | null;
-            /** Pin First Message */
-            pin_first_message?: boolean | null;
-            /** Summary Placement */
-            summary_placement?: ("system" | "messages") | null;
-            /** Strategy */
-            strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
-            /** Max Summary Tokens */
-            max_summary_tokens?: number | null;
-            /** Fold Target */
-            fold_target?: number | null;
-            /** Prune Target */
-            prune_target?: number | null;
-            /** Prune At Least */
-            prune_at_least?: number | null;
-            /** Cache Breakpoints */
-            cache_breakpoints?: boolean | null;
         };
         /**
          * SessionSort
@@ -917,7 +916,7 @@ export interface components {
             tools?: {
                 [key: string]: unknown;
             }[] | null;
-            settings?: components["schemas"]["SessionSettings"] | null;
+            settings?: components["schemas"]["ContextOverrides"] | null;
             /** Metadata */
             metadata?: {
                 [key: string]: unknown;
@@ -1829,11 +1828,6 @@ export interface operations {
     get_context_sessions__session_id__context_get: {
         parameters: {
             query?: {
-                model?: string | null;
-                max_tokens?: number | null;
-                format?: "anthropic" | "openai" | "openai_responses" | "raw";
-                summarize?: "auto" | "never" | "force";
-                explain?: boolean;
                 threshold?: number | null;
                 reserved_output_tokens?: number | null;
                 keep_recent?: number | null;
@@ -1845,6 +1839,11 @@ export interface operations {
                 prune_target?: number | null;
                 prune_at_least?: number | null;
                 cache_breakpoints?: boolean | null;
+                model?: string | null;
+                max_tokens?: number | null;
+                format?: "anthropic" | "openai" | "openai_responses" | "raw";
+                summarize?: "auto" | "never" | "force";
+                explain?: boolean;
                 /** @description Look only: implies summarize=never and leaves the session untouched (no fold, and the served context is not recorded for usage.cache or POST …/usage). */
                 preview?: boolean;
             };
