@@ -31,15 +31,9 @@ class SessionSummarizeResponse(BaseModel):
     stats: dict[str, Any] | None
 
 
-class SummaryHistoryItem(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
+class SummaryHistoryItem(SummaryState):
+    """One version of the summary: its state then, and what the fold that wrote it cost."""
 
-    text: str | None
-    version: int
-    through_id: str | None
-    through_seq: int
-    message_count: int
-    tokens: int
     method: str
     model: str | None
     tokens_in: int

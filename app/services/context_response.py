@@ -3,6 +3,8 @@ POST /assemble-context shares."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from app.engine.assemble import ExplainEntry
 from app.engine.budget import Usage
 from app.engine.render import Format
@@ -15,20 +17,9 @@ from app.services.context import Served
 def usage_block(
     usage: Usage, calibration: CalibrationRead, cache: CacheUsage | None = None
 ) -> ContextUsage:
-    return ContextUsage(
-        context_window=usage.context_window,
-        threshold=usage.threshold,
-        reserved_output_tokens=usage.reserved_output_tokens,
-        budget=usage.budget,
-        system_tokens=usage.system_tokens,
-        tools_tokens=usage.tools_tokens,
-        summary_tokens=usage.summary_tokens,
-        message_tokens=usage.message_tokens,
-        estimated_tokens=usage.estimated_tokens,
-        total_tokens=usage.total_tokens,
-        calibration=calibration,
-        cache=cache,
-    )
+    counts = dataclasses.asdict(usage)
+    del counts["calibration_ratio"]  # the calibration block carries it, with family and samples
+    return ContextUsage(**counts, calibration=calibration, cache=cache)
 
 
 def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:

@@ -15,7 +15,7 @@ from sqlalchemy import event
 
 from app.main import create_app
 from tests.conftest import MakeClient, make_settings
-from tests.factories import append, create_session, tool_result, tool_use, user
+from tests.factories import append, assert_error, create_session, tool_result, tool_use, user
 
 
 def _plans(db_file: Path, statements: list[tuple[str, Any]], table: str = "messages") -> list[str]:
@@ -70,7 +70,8 @@ async def test_a_cached_context_is_validated_by_index_lookups_only(
     client = await make_client(app)
     await create_session(client, id="s")
     await append(client, "s", user("Refactor the billing module."))
-    assert (await client.post("/sessions/s/usage", json={"input_tokens": 20})).status_code == 409
+    usage = await client.post("/sessions/s/usage", json={"input_tokens": 20})
+    assert_error(usage, 409, "no_context_served")
     await client.get("/sessions/s/context")
     assert (await client.post("/sessions/s/usage", json={"input_tokens": 20})).status_code == 200
     await client.get("/sessions/s/context")  # the calibration changed: a miss, cached again

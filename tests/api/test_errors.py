@@ -67,7 +67,7 @@ class TestErrorEnvelopes:
             content=b'{"settings": {"threshold": NaN}}',
             headers={"content-type": "application/json"},
         )
-        assert response.status_code == 422
+        assert_error(response, 422, "validation_error")
 
 
 class TestBodyLimit:

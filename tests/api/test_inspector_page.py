@@ -23,7 +23,7 @@ async def test_the_page_and_assets_need_no_key_but_the_api_does(make_client: Mak
         response = await client.get(f"/inspect/static/{asset}")
         assert response.status_code == 200, asset
     assert (await client.get("/inspect/", follow_redirects=False)).status_code == 308
-    assert (await client.get("/inspect/static/missing.js")).status_code == 404
+    assert_error(await client.get("/inspect/static/missing.js"), 404, "not_found")
     assert_error(await client.get("/sessions"), 401, "unauthorized")
     assert_error(await client.get("/inspector"), 401, "unauthorized")  # only the prefix is open
 

@@ -27,7 +27,7 @@ from app.services.served_cache import Entry, ServedContextCache, Stamp, cache_ke
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
 from tests.conftest import MakeClient, make_settings
-from tests.factories import append, assistant, create_session, user
+from tests.factories import append, assert_error, assistant, create_session, user
 
 KEYS = "cached:key-cached,plain:key-plain"
 BUDGET = {"max_tokens": 2500}
@@ -135,7 +135,7 @@ class TestAcrossReplicas:
         await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(2)})
         await worlds.read(expect_hit=False)
         await worlds.both("DELETE", "/sessions/s")
-        assert (await worlds.a.get("/sessions/s/context")).status_code == 404
+        assert_error(await worlds.a.get("/sessions/s/context"), 404, "session_not_found")
         await worlds.both("POST", "/sessions", json={"id": "s"})
         await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(2)})
         await worlds.read(expect_hit=False)

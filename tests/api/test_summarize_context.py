@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import MakeClient
+from tests.factories import assert_error
 from tests.summarizers.fake_anthropic import FakeAnthropic
 
 TRANSCRIPT: list[dict[str, Any]] = [
@@ -81,11 +82,11 @@ class TestValidation:
 
     async def test_unknown_strategy_is_422(self, client: httpx.AsyncClient) -> None:
         response = await post(client, strategy="magic")
-        assert response.status_code == 422
+        assert_error(response, 422, "validation_error")
 
     async def test_needs_a_key_when_keys_are_configured(self, make_client: MakeClient) -> None:
         client = await make_client(api_keys="tenant-a:secret-key")
-        assert (await post(client)).status_code == 401
+        assert_error(await post(client), 401, "unauthorized")
         authorized = await client.post(
             "/summarize-context",
             json={"messages": TRANSCRIPT},

@@ -51,9 +51,8 @@ def test_every_output_message_is_one_sent_message_or_flagged(
         plain = stored.role in ("user", "assistant") and not stored.result_ids
         if status == "included" and plain and not stored.call_ids:
             assert _as_stored(message["content"], stored) == stored.content  # verbatim
-        stored_thinking = [
-            b for b in stored.content if isinstance(stored.content, list) and b["type"] in THINKING
-        ]
+        blocks = stored.content if isinstance(stored.content, list) else []
+        stored_thinking = [b for b in blocks if b["type"] in THINKING]
         sent_thinking = [b for b in _blocks(message) if b.get("type") in THINKING]
         assert sent_thinking == stored_thinking  # byte-for-byte, never pruned or cut
 

@@ -111,7 +111,7 @@ class TestPruneTier:
             history.append(make_message(len(history) + 1, "assistant", f"Reading {step}."))
             history.append(make_message(len(history) + 1, "user", BODY[:4000]))
         settings = ContextSettings(keep_recent=2, prune_at_least=0)
-        events, previous = 0, set()
+        events, previous = 0, set[str]()
         for end in range(3, len(history) + 1, 2):
             request = AssemblyInput(
                 messages=tuple(history[:end]),

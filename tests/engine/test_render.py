@@ -126,7 +126,9 @@ class TestAnthropic:
         assert rendered.sources == [m.id for m in ANTHROPIC_HISTORY]
 
     def test_results_of_one_call_come_before_other_content_of_the_combined_turn(self) -> None:
-        uses = [{"type": "tool_use", "id": i, "name": "x", "input": {}} for i in ("c1", "c2")]
+        uses: list[dict[str, Any]] = [
+            {"type": "tool_use", "id": i, "name": "x", "input": {}} for i in ("c1", "c2")
+        ]
         history = [
             make_message(1, "user", "go"),
             make_message(2, "assistant", uses),

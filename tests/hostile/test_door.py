@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import tool_result, tool_use, user
+from tests.factories import assert_error, tool_result, tool_use, user
 
 
 def _use(call_id: Any) -> dict[str, Any]:
@@ -78,7 +78,7 @@ class TestTextsAtTheDoor:
     ) -> None:
         document = json.dumps(body).replace("{bad}", json.dumps(bad)[1:-1])
         response = await client.post("/sessions", **_raw(document))
-        assert response.status_code == 422, response.text
+        assert_error(response, 422, "validation_error")
         assert (await client.get("/sessions")).status_code == 200
 
     @pytest.mark.parametrize("bad", HOSTILE_STRINGS)
@@ -89,7 +89,7 @@ class TestTextsAtTheDoor:
         await _session(client)
         message = {"role": "tool" if key == "tool_call_id" else "user", "content": "x", key: bad}
         response = await _post(client, "/sessions/s/messages", {"messages": [message]})
-        assert response.status_code == 422, response.text
+        assert_error(response, 422, "validation_error")
         await _reads_ok(client)
 
     @pytest.mark.parametrize("number", NON_FINITE)
@@ -106,7 +106,7 @@ class TestTextsAtTheDoor:
                 f'"name": "f", "input": {{"n": {number}}}}}]}}'
             )
         response = await client.post("/sessions/s/messages", **_raw(f'{{"messages": [{message}]}}'))
-        assert response.status_code == 422, response.text
+        assert_error(response, 422, "validation_error")
         assert "finite" in response.json()["error"]["message"]
         await _reads_ok(client)
 
@@ -117,9 +117,9 @@ class TestTextsAtTheDoor:
         for metadata in ({"n": 2**64}, {"n": -(2**70)}, json.loads("[" * 80 + "]" * 80)):
             message = {"role": "user", "content": "x", "metadata": {"v": metadata}}
             response = await _post(client, "/sessions/s/messages", {"messages": [message]})
-            assert response.status_code == 422, response.text
+            assert_error(response, 422, "validation_error")
         deep = '{"messages": ' + "[" * 100_000 + "]" * 100_000 + "}"
-        assert (await client.post("/sessions/s/messages", **_raw(deep))).status_code == 400
+        assert_error(await client.post("/sessions/s/messages", **_raw(deep)), 400, "bad_request")
         await _reads_ok(client)
 
     async def test_a_message_of_many_blocks_is_refused(self, client: httpx.AsyncClient) -> None:
@@ -187,7 +187,7 @@ class TestToolIds:
             await _post(client, "/sessions/s/messages", {"messages": [user("go"), *turn]})
         ).status_code == 201
         response = await _post(client, "/sessions/s/messages", {"messages": turn})
-        assert response.status_code == 422
+        assert_error(response, 422, "invalid_message")
         assert response.json()["error"]["details"] == {"reused_tool_ids": ["t1"]}
         openai_turn = {
             "role": "assistant",
@@ -197,7 +197,7 @@ class TestToolIds:
             ],
         }
         response = await _post(client, "/sessions/s/messages", {"messages": [openai_turn]})
-        assert response.status_code == 422
+        assert_error(response, 422, "invalid_message")
         await _reads_ok(client)
 
     async def test_a_retry_is_not_a_reuse(self, client: httpx.AsyncClient) -> None:
@@ -219,7 +219,7 @@ class TestToolIds:
         for bad in ("", "a b", "é", "x" * 257, 5):
             message = {"role": "assistant", "content": [_use(bad)]}
             response = await _post(client, "/sessions/s/messages", {"messages": [message]})
-            assert response.status_code == 422, (bad, response.text)
+            assert_error(response, 422, "validation_error")
 
 
 class TestAuthFirst:
@@ -229,7 +229,7 @@ class TestAuthFirst:
             response = await client.post(
                 "/sessions/s/messages", content=body, headers={"content-type": "application/json"}
             )
-            assert response.status_code == 401
+            assert_error(response, 401, "unauthorized")
             assert response.headers["www-authenticate"] == "Bearer"
 
     async def test_the_scheme_is_case_insensitive(self, make_client: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-import app.services.context as context_service
+from app.engine.assemble import assemble
 from app.summarizers.rule import RuleSummarizer
 from app.tokens.counter import TiktokenCounter
 from tests.factories import assistant, user
@@ -29,9 +29,7 @@ async def test_assembly_counting_and_rule_folds_run_off_the_loop(
 ) -> None:
     loop_thread = threading.current_thread().name
     where: dict[str, list[str]] = {"assemble": [], "count": [], "rule": []}
-    monkeypatch.setattr(
-        context_service, "assemble", _recording(where["assemble"], context_service.assemble)
-    )
+    monkeypatch.setattr("app.services.context.assemble", _recording(where["assemble"], assemble))
     monkeypatch.setattr(
         TiktokenCounter,
         "count_message",

@@ -93,7 +93,7 @@ def test_sorting_by_tokens_over_several_pages_is_the_apis_order(page: Any, serve
     expected: list[str] = []
     cursor = None
     while True:
-        params = {"sort": "total_tokens", "order": "desc", "limit": 1}
+        params: dict[str, Any] = {"sort": "total_tokens", "order": "desc", "limit": 1}
         body = api(server, "/sessions", **(params | ({"cursor": cursor} if cursor else {})))
         expected += [s["id"] for s in body["sessions"]]
         if not (cursor := body["next_cursor"]):

@@ -16,7 +16,7 @@ def llm_settings(base_url: str, **overrides: Any) -> Settings:
         "summary_max_retries": 0,
     }
     values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)
 
 
 def msg(index: int, role: str, content: Any, **fields: Any) -> Message:

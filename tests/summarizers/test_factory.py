@@ -18,7 +18,7 @@ from app.summarizers.factory import (
 from app.summarizers.hybrid import NARRATIVE_HEADER, split_hybrid
 from tests.summarizers.helpers import conversation, llm_settings
 
-NO_KEY_SETTINGS = Settings(_env_file=None, anthropic_api_key=None)  # type: ignore[call-arg]
+NO_KEY_SETTINGS = Settings(_env_file=None, anthropic_api_key=None)
 
 
 def messages() -> list[Any]:

@@ -50,7 +50,7 @@ def summarizer(
     )
 
 
-async def fold(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object):  # type: ignore[no-untyped-def]
+async def fold(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object):
     llm = summarizer(fake, counter, **overrides)
     request = SummaryRequest(
         transcript(), "Task: earlier work on `sync.py`", 300, focus="keep test names"

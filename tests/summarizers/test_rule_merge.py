@@ -246,8 +246,8 @@ _TOOL = st.tuples(
 
 
 @st.composite
-def transcripts(draw: st.DrawFn) -> list[tuple[str, Any]]:
-    items: list[tuple[str, Any]] = [("user", draw(_TEXT))]
+def transcripts(draw: st.DrawFn) -> list[tuple[Any, ...]]:
+    items: list[tuple[Any, ...]] = [("user", draw(_TEXT))]
     for n in range(draw(st.integers(0, 25))):
         if draw(st.booleans()):
             items.append((draw(_ROLES), draw(_TEXT)))

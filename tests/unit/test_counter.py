@@ -129,7 +129,7 @@ class TestMessages:
     def test_openai_cookbook_example_matches_api_prompt_tokens(self) -> None:
         # OpenAI cookbook "How to count tokens with tiktoken": the API reports 129 prompt
         # tokens for these messages on gpt-3.5-turbo-0613 / gpt-4-0613 (cl100k_base).
-        messages = [
+        messages: list[dict[str, Any]] = [
             {
                 "role": "system",
                 "content": "You are a helpful, pattern-following assistant "
