@@ -974,7 +974,10 @@ export interface components {
             /** Cached */
             cached: boolean;
         };
-        /** SummaryHistoryItem */
+        /**
+         * SummaryHistoryItem
+         * @description One version of the summary: its state then, and what the fold that wrote it cost.
+         */
         SummaryHistoryItem: {
             /** Text */
             text: string | null;
