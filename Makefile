@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run demo screenshots test lint format migrate bench bench-quality ts-client clean
+.PHONY: wrk install run demo screenshots test lint format migrate bench bench-profile bench-quality ts-client clean
 
 install: $(STAMP)
 
@@ -46,10 +46,22 @@ $(VENV)/.bench-installed: requirements-bench.lock $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-bench.lock
 	touch $@
 
-bench: $(VENV)/.bench-installed
-	$(BIN)/python -m bench.run
+# wrk (Debian package) is the load generator; installed here when missing and running as root.
+wrk:
+	@command -v wrk >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y wrk \
+		|| (apt-get update && apt-get install -y wrk)
+	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install -y wrk" >&2; exit 1; }
 
-# The real-transcript section needs the bench extras (LangChain's trim_messages baseline).
+# Every figure of docs/benchmarks.md (~12 min on 2 cores); BENCH_ARGS="--max-size 100000"
+# leaves out the 1M-message session, "--skip-postgres" the PostgreSQL cases.
+bench: $(VENV)/.bench-installed wrk
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
+
+# Per-part milliseconds of one context request, into docs/benchmarks.md.
+bench-profile: $(VENV)/.bench-installed
+	$(BIN)/python -m bench.profile
+
+# Facts kept by summaries of the real transcripts in ../shared/real-transcripts.
 bench-quality: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.quality
 

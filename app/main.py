@@ -27,6 +27,7 @@ from app.api.routes import (
     summarize_context,
     tokens,
 )
+from app.api.served_context import ServedContextMiddleware
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
 from app.core.guards import RequestGuardMiddleware
@@ -35,6 +36,8 @@ from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
+from app.repositories.context_rows import driver_snapshot
+from app.repositories.stamps import open_stamp_reader
 from app.services.folds import SummarizerFactory
 from app.services.served_cache import ServedContextCache
 from app.summarizers.factory import open_summarizer
@@ -158,6 +161,8 @@ def create_app(
         engine = create_engine(settings.database_url)
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
+        served_cache.reader = open_stamp_reader(engine)
+        served_cache.driver_snapshot = driver_snapshot(served_cache.reader)
         if keyring.is_open:
             log.warning(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
@@ -165,6 +170,7 @@ def create_app(
         try:
             yield
         finally:
+            await served_cache.reader.close()
             await engine.dispose()
 
     app = FastAPI(
@@ -177,7 +183,8 @@ def create_app(
     app.state.keyring = keyring
     app.state.registry = registry
     app.state.summarizer_factory = summarizer_factory
-    app.state.served_cache = ServedContextCache(settings.context_cache_bytes)
+    served_cache = ServedContextCache(settings.context_cache_bytes)
+    app.state.served_cache = served_cache
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -188,7 +195,9 @@ def create_app(
 
     # Added innermost first: metrics wrap the guard (deadline, 500 envelope), which wraps CORS,
     # which wraps auth and the body limit, so a 401 or 413 still carries CORS headers and is
-    # counted, and auth answers before any body is read.
+    # counted, and auth answers before any body is read. Innermost, a served-context cache
+    # hit is answered for the tenant auth resolved, before routing.
+    app.add_middleware(ServedContextMiddleware, cache=served_cache)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, keyring=keyring)
     if settings.cors_origins:

@@ -1,197 +1,190 @@
-"""Where does a request's time go? Phase timings and a cProfile, in-process.
+"""`make bench-profile`: where one `GET /sessions/{id}/context` spends its time, per part.
 
-    .venv/bin/python -m bench.profile context --size 1000 --requests 200
-    .venv/bin/python -m bench.profile context --backend postgresql
-    .venv/bin/python -m bench.profile assemble --requests 5
-
-The app runs in this process behind httpx's ASGI transport (no sockets, no server loop), on
-a throw-away database seeded like the benchmark. First an unprofiled pass times the phases
-of the request (the service methods below are wrapped with a wall clock; a phase that no
-longer exists is skipped), then a profiled pass prints the top functions by own and by
-cumulative time. cProfile sees only the event-loop thread: time spent waiting for the
-database shows up as `select.epoll.poll`.
+The app runs in this process and is called as an ASGI application directly (no sockets, no
+HTTP client), on the 1k folded session of `make bench`, SQLite and PostgreSQL, with the
+served-context cache off (every request loads and assembles) and on (every request a hit).
+The functions in PARTS are wrapped with a wall clock; a part whose function no longer exists
+is shown as "–" (update PARTS when app/ moves). `--top N` also prints cProfile's top
+functions of the cache-off path (the event-loop thread only).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import cProfile
 import functools
 import importlib
-import io
 import pstats
+import statistics
 import sys
 import time
-from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable
+from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
-
-import httpx
 
 from app.core.settings import Settings
 from app.main import create_app
-from bench.cases_assemble import assemble_body
-from bench.cases_server import CONTEXT_QUERY, session_id
-from bench.databases import postgres_database, sqlite_database
+from bench import doc
 from bench.seed import seed_folded_session
+from bench.servers import database, postgres_missing
 
-# (module, class or None, attribute, label): the phases of GET …/context and the stateless route.
-PHASES = (
-    ("app.repositories.context", "ContextRepository", "served_state", "cache: stamp read"),
-    ("app.services.context", "ContextAssembler", "serve", "service: serve (all phases)"),
-    ("app.services.context", "ContextAssembler", "_load", "  read transaction (_load)"),
-    ("app.repositories.sessions", "SessionRepository", "get_or_raise", "    session row"),
-    (
-        "app.repositories.context",
-        "ContextRepository",
-        "session_for_context",
-        "    session row + calibrations",
-    ),
-    (
-        "app.repositories.context",
-        "ContextRepository",
-        "messages_after",
-        "    messages after summary",
-    ),
-    ("app.repositories.context", "ContextRepository", "user_messages_page", "    pinned message"),
-    (
-        "app.repositories.context",
-        "ContextRepository",
-        "live_with_pin_candidates",
-        "    messages after summary + pinned candidates",
-    ),
-    ("app.repositories.calibration", "CalibrationRepository", "get", "    calibration row"),
-    ("app.services.context", "ContextAssembler", "_assemble", "  engine (_assemble)"),
-    ("app.repositories.context", "ContextRepository", "record_served", "  write: record_served"),
-    ("app.services.assemble_context", None, "assemble_posted", "service: assemble_posted"),
-    ("app.services.summarize_context", None, "to_messages", "  validate + count messages"),
-    ("app.engine.assemble", None, "assemble", "  engine: assemble()"),
-)
+PATH, QUERY = "/sessions/bench-1000/context", b"format=anthropic"
+ROUNDS = 5
+# label → "module:attribute" of the function timed (the first part that exists is used).
+PARTS = {
+    "dependencies": "fastapi.routing:solve_dependencies",
+    "service": "app.services.served_cache:serve_context",
+    "stamp read": "app.repositories.context:served_state",
+    "read transaction": "app.services.context:ContextAssembler._load",
+    "rows → messages": "app.repositories.context:to_engine",
+    "engine": "app.services.context:ContextAssembler._assemble",
+    "served-record write": "app.repositories.context:ContextRepository.record_served",
+    "response model": "app.services.context_response:context_response",
+    "serialization": "app.services.served_cache:render",
+}
 
 
-class PhaseClock:
+class Clock:
     def __init__(self) -> None:
-        self.seconds: defaultdict[str, float] = defaultdict(float)
-        self.calls: Counter[str] = Counter()
-        self.active = True
+        self.ms: defaultdict[str, float] = defaultdict(float)
+        self.installed: set[str] = set()
 
-    def wrap(self, function: Callable[..., Any], label: str) -> Callable[..., Any]:
-        if asyncio.iscoroutinefunction(function):
+    def wrap(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def add(started: float) -> None:
+            self.ms[label] += (time.perf_counter() - started) * 1000
 
-            @functools.wraps(function)
-            async def timed_async(*args: Any, **kwargs: Any) -> Any:
-                started = time.perf_counter()
-                try:
-                    return await function(*args, **kwargs)
-                finally:
-                    self._record(label, started)
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await function(*args, **kwargs)
+            finally:
+                add(started)
 
-            return timed_async
-
-        @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
-                self._record(label, started)
+                add(started)
 
-        return timed
-
-    def _record(self, label: str, started: float) -> None:
-        if self.active:
-            self.seconds[label] += time.perf_counter() - started
-            self.calls[label] += 1
+        is_async = asyncio.iscoroutinefunction(function)
+        return functools.wraps(function)(timed_async if is_async else timed)
 
     def install(self) -> None:
-        """Wrap every phase that exists; modules that imported a function by name see the
-        wrapper only if they look it up at call time, so both places are patched."""
-        for module_name, class_name, attribute, label in PHASES:
+        """Wrap each part where it is defined and wherever it was imported by name."""
+        for label, target in PARTS.items():
+            module_name, _, attribute = target.partition(":")
+            owner_name, _, name = attribute.rpartition(".")
             try:
-                module = importlib.import_module(module_name)
+                owner: Any = importlib.import_module(module_name)
             except ImportError:
                 continue
-            owner: Any = getattr(module, class_name, None) if class_name else module
-            original = getattr(owner, attribute, None) if owner is not None else None
-            if original is None or isinstance(original, staticmethod):
+            owner = getattr(owner, owner_name, None) if owner_name else owner
+            if (original := getattr(owner, name, None)) is None:
                 continue
-            wrapped = self.wrap(original, label)
-            setattr(owner, attribute, wrapped)
-            if class_name is None:
-                for other in list(sys.modules.values()):
-                    if getattr(other, attribute, None) is original and other.__name__.startswith(
-                        "app."
-                    ):
-                        setattr(other, attribute, wrapped)
-
-    def report(self, requests: int) -> str:
-        lines = [f"phase wall times per request ({requests} requests, not profiled):"]
-        for label in dict.fromkeys(label for *_, label in PHASES):
-            if label in self.seconds:
-                per = self.seconds[label] / requests * 1000
-                lines.append(
-                    f"  {label:48s} {per:8.2f} ms  ({self.calls[label] / requests:.1f} calls)"
-                )
-        return "\n".join(lines)
+            wrapped = self.wrap(label, original)
+            self.installed.add(label)
+            for holder in [owner, *sys.modules.values()]:
+                if getattr(holder, name, None) is original:
+                    setattr(holder, name, wrapped)
 
 
-async def _drive(
-    database_url: str, args: argparse.Namespace, clock: PhaseClock, profiler: cProfile.Profile
-) -> float:
-    app = create_app(Settings(database_url=database_url))
-    one: Callable[[], Awaitable[httpx.Response]]
+async def _get(app: Any) -> None:
+    """One GET straight through the ASGI interface."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+             "scheme": "http", "path": PATH, "raw_path": PATH.encode(), "query_string": QUERY,
+             "root_path": "", "headers": [(b"host", b"bench")], "client": ("127.0.0.1", 5000),
+             "server": ("127.0.0.1", 80)}  # fmt: skip
+    status = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+
+    await app(scope, receive, send)
+    if status != [200]:
+        raise RuntimeError(f"GET {PATH} answered {status}")
+
+
+async def _measure(url: str, cache_bytes: int, clock: Clock, requests: int) -> dict[str, float]:
+    """ms per request, in total and per part: medians over ROUNDS rounds (a neighbour's burst of
+    load lands in one round)."""
+    app = create_app(Settings(_env_file=None, database_url=url, context_cache_bytes=cache_bytes))
+    rounds = []
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-            if args.case == "context":
-                await seed_folded_session(database_url, session_id(args.size), args.size)
-                path = f"/sessions/{session_id(args.size)}/context?{CONTEXT_QUERY}"
-                one = functools.partial(client.get, path)
-            else:
-                one = functools.partial(client.post, "/assemble-context", json=assemble_body())
-            for _ in range(3):  # warm caches (encodings, statement caches)
-                (await one()).raise_for_status()
-            clock.install()
+        for _ in range(20):
+            await _get(app)
+        for _ in range(ROUNDS):
+            clock.ms.clear()
             started = time.perf_counter()
-            for _ in range(args.requests):
-                (await one()).raise_for_status()
-            wall: float = (time.perf_counter() - started) / int(args.requests)
-            clock.active = False
-            profiler.enable()
-            for _ in range(args.requests):
-                (await one()).raise_for_status()
-            profiler.disable()
-    return wall
+            for _ in range(requests // ROUNDS):
+                await _get(app)
+            clock.ms["total"] = (time.perf_counter() - started) * 1000
+            rounds.append({k: v * ROUNDS / requests for k, v in clock.ms.items()})
+    return {key: statistics.median(r.get(key, 0.0) for r in rounds) for key in rounds[0]}
 
 
-def _profile_report(profiler: cProfile.Profile, top: int) -> str:
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out)
-    for key in ("tottime", "cumulative"):
-        out.write(f"\n--- top {top} by {key} (profiled pass) ---\n")
-        stats.sort_stats(key).print_stats(top)
-    return out.getvalue()
+def profile(backend: str, clock: Clock, requests: int, top: int) -> dict[str, dict[str, float]]:
+    out = {}
+    with database(backend) as url:
+        asyncio.run(seed_folded_session(url, "bench-1000", 1000))
+        for name, cache_bytes in (("cache off", 0), ("cache on", 64 << 20)):
+            out[name] = asyncio.run(_measure(url, cache_bytes, clock, requests))
+        if top:
+            profiler = cProfile.Profile()
+            profiler.runcall(asyncio.run, _measure(url, 0, clock, requests))
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
+    return out
+
+
+def breakdown(ms: dict[str, float]) -> dict[str, float]:
+    """The parts of issue 11's table; `other` is routing, middleware, ASGI and glue."""
+    parts = {
+        "database": ms.get("stamp read", 0)
+        + ms.get("read transaction", 0)
+        - ms.get("rows → messages", 0)
+        + ms.get("served-record write", 0),
+        "dependency resolution": ms.get("dependencies", 0),
+        "rows → engine messages": ms.get("rows → messages", 0),
+        "engine (assemble)": ms.get("engine", 0),
+        "response build + serialization": ms.get("response model", 0) + ms.get("serialization", 0),
+    }
+    parts["other (routing, middleware, ASGI, glue)"] = ms["total"] - sum(parts.values())
+    return {**parts, "**total**": ms["total"]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.profile", description=__doc__)
-    parser.add_argument("case", choices=["context", "assemble"])
-    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
-    parser.add_argument("--size", type=int, default=1000, help="stored messages (context)")
-    parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--requests", type=int, default=500)
+    parser.add_argument("--top", type=int, default=0, help="also print cProfile's top N")
     args = parser.parse_args(argv)
-    database: Callable[[], contextlib.AbstractContextManager[str]] = (
-        sqlite_database if args.backend == "sqlite" else postgres_database
+    clock = Clock()
+    clock.install()
+    missing = [label for label in PARTS if label not in clock.installed]
+    backends = ["SQLite"] + ([] if postgres_missing() else ["PostgreSQL"])
+    columns = {
+        f"{backend}, {case}": breakdown(ms)
+        for backend in backends
+        for case, ms in profile(backend, clock, args.requests, args.top).items()
+    }
+    rows = [
+        [part, *(f"{figures[part]:.3f}" for figures in columns.values())]
+        for part in next(iter(columns.values()))
+    ]
+    text = doc.render(
+        "profile.md.tmpl",
+        requests=args.requests,
+        table=doc.table(["part, ms per request", *columns], rows, "l" + "r" * len(columns)),
+        missing=", ".join(f"{label} (`{PARTS[label]}`)" for label in missing) or "none",
+        date=doc.machine()["date"],
+        commit=doc.machine()["commit"],
     )
-    clock, profiler = PhaseClock(), cProfile.Profile()
-    with database() as url:
-        wall = asyncio.run(_drive(url, args, clock, profiler))
-    print(f"request wall time (in-process, no sockets): {wall * 1000:.2f} ms")
-    print(clock.report(args.requests))
-    print(_profile_report(profiler, args.top))
+    print(text)
+    doc.write(text)
     return 0
 
 

@@ -1,48 +1,53 @@
-"""Summary retention benchmark: how many planted facts survive a fold at 10×, 20× and 50×.
+"""`make bench-quality`: facts kept by summaries of real agent transcripts.
 
-    python -m bench.quality            (make bench-quality)
-
-For each seeded transcript (bench/transcripts.py) and ratio, the summary budget is
-transcript tokens / ratio. `rule` folds the transcript incrementally in FOLDS steps (each fold
-reads the previous summary plus the next slice, as the service does). The baseline keeps one
-line per tool call — tool + path, or command + first error line (the per-tool summaries of
-design note 004) — truncated to the same budget. A fact is retained when its exact key string
-appears in the summary. Results go to docs/benchmarks.md, section "## Summary retention".
-The real-transcript section (bench/real.py) follows, in "## Summary retention on real
-transcripts".
+The corpus lives outside the project, in `<repo root>/../shared/real-transcripts/` (public,
+licensed sessions of Claude Code, Codex CLI, SWE-agent, OpenHands and Aider). Each transcript
+is summarized at budget = its tokens / ratio by: `rule`; `rule-4-folds` (the same in FOLDS
+incremental folds, as the service does); `hybrid` with a fake LLM answering one sentence (so
+its rule facts part carries the facts); `one-line`, one line per tool call (tool + target, or
+command + first error-looking line) cut to the budget; `trim-last`, LangChain
+`trim_messages(strategy="last")`. The ground truth (bench/real_facts.py) is mechanical and
+independent of the summarizer. HELD_OUT files were not looked at while tuning.
 """
 
 from __future__ import annotations
 
-import datetime
+import asyncio
 import itertools
-import os
-import platform
+import json
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, trim_messages
 
 from app.core.settings import Settings
 from app.engine.types import Message
 from app.services.summarize_context import default_counter, to_messages
+from app.summarizers.base import SummaryRequest, SummaryResult
+from app.summarizers.hybrid import HybridSummarizer
+from app.summarizers.llm import AnthropicSummarizer
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter
-from bench.machine import cpu_model
-from bench.transcripts import Transcript, generate
+from bench import doc
+from bench.real_facts import CATEGORIES, ground_truth, kept
 
-SEEDS = range(1, 9)
-# 10×, 20×, 50× are the targets; 100× and 200× show where retention starts to give way.
-RATIOS = (10, 20, 50, 100, 200)
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "real-transcripts"
+RATIOS = (20, 100)
 FOLDS = 4
-KINDS = ("error", "modified_file", "constraint", "decision", "open_question")
-SECTION = "## Summary retention"
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-# Design note 004's bash summarizer: the first line matching /error|failed/i, cut at 100 chars.
+METHODS = ("rule", "rule-4-folds", "hybrid", "one-line", "trim-last")
+# Not used while tuning the rule summarizer: a Claude Code design session full of user
+# constraints and an OpenHands run (an agent absent from the tuning files).
+HELD_OUT = ("codemie-claude-196820da", "openhands-resolver-pr-viewer-1")
+FAKE_NARRATIVE = "Task progress: summarized."
 # What the one-line baseline names per call: the command (Codex CLI calls it `cmd`), else the
-# file (SWE-agent's `create` calls it `filename`).
+# file (SWE-agent's `create` calls it `filename`); and the first line matching /error|failed/.
 _TARGET_ARGS = ("command", "cmd", "path", "file_path", "filename")
 _SEED_ERROR = re.compile(r"error|failed|exception", re.IGNORECASE)
 
@@ -96,112 +101,194 @@ def fold_slices(messages: list[Message]) -> list[list[Message]]:
     return [messages[a:b] for a, b in itertools.pairwise(cuts) if b > a]
 
 
-def retention(transcript: Transcript, summary: str) -> dict[str, tuple[int, int]]:
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for fact in transcript.facts:
-        counts[fact.kind][1] += 1
-        counts[fact.kind][0] += fact.key in summary
-    return {kind: (kept, total) for kind, (kept, total) in counts.items()}
+Key = tuple[str, int, str, str]  # (group, ratio, method, category)
 
 
-def run() -> tuple[list[str], dict[tuple[str, int, str], tuple[int, int]], int]:
-    settings = Settings(_env_file=None)
-    counter = default_counter(settings)
-    totals: dict[tuple[str, int, str], list[int]] = defaultdict(lambda: [0, 0])
-    transcript_tokens = 0
-    for seed in SEEDS:
-        transcript = generate(seed)
-        messages = to_messages(transcript.messages, counter)
+@dataclass
+class Results:
+    files: list[str]
+    tokens: dict[str, int]
+    counts: dict[Key, list[int]]  # kept, total
+    summary_tokens: dict[tuple[str, int, str], int]  # (group, ratio, method) → tokens
+    input_tokens: dict[str, int]  # group → transcript tokens
+
+
+class _FakeLLM(AnthropicSummarizer):
+    """The narrative side of `hybrid` without a network: one fixed sentence."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.model = "fake"
+
+    async def summarize(self, request: SummaryRequest) -> SummaryResult:
+        return SummaryResult(
+            text=FAKE_NARRATIVE, tokens=self.counter.count_text(FAKE_NARRATIVE), method="llm"
+        )
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []
+
+
+def group_of(path: Path) -> str:
+    return "held-out" if path.stem in HELD_OUT else "tuning"
+
+
+def summaries(
+    raw: list[dict[str, Any]], messages: list[Message], budget: int, counter: TokenCounter
+) -> dict[str, str]:
+    hybrid = HybridSummarizer(_FakeLLM(counter), counter)
+    request = SummaryRequest(messages=messages, previous_summary=None, max_summary_tokens=budget)
+    return {
+        "rule": rule_summary(messages, None, budget, counter),
+        "rule-4-folds": rule_fold(messages, budget, counter),
+        "hybrid": asyncio.run(hybrid.summarize(request)).text,
+        "one-line": baseline_summary(_openai_tool_shape(raw), budget, counter),
+        "trim-last": trim_last(raw, budget, counter),
+    }
+
+
+def trim_last(raw: list[dict[str, Any]], budget: int, counter: TokenCounter) -> str:
+    """LangChain's trim keeping the newest messages, rendered as plain text."""
+    converted: list[BaseMessage] = []
+    for message in raw:
+        text = _plain(message)
+        converted.append(
+            AIMessage(content=text) if message["role"] == "assistant" else HumanMessage(text)
+        )
+
+    def count(items: list[BaseMessage]) -> int:
+        return sum(counter.count_text(m.text) + 1 for m in items)
+
+    kept_messages = trim_messages(
+        converted, max_tokens=budget, token_counter=count, strategy="last"
+    )
+    return "\n".join(m.text for m in kept_messages)
+
+
+def _plain(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else [content]:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict) and block.get("type") == "tool_use":
+            parts.append(f"{block.get('name')}: {json.dumps(block.get('input'))}")
+        elif isinstance(block, dict) and block.get("type") == "tool_result":
+            parts.append(_block_text(block.get("content")))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        parts.append(f"{function.get('name')}: {function.get('arguments')}")
+    return "\n".join(p for p in parts if p)
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content or "")
+
+
+def _openai_tool_shape(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The one-line baseline reads `content` as a string or blocks; tool_result blocks' list
+    content becomes text and a null content an empty string."""
+    shaped = []
+    for message in raw:
+        content = message.get("content")
+        if isinstance(content, list):
+            content = [
+                {**b, "content": _block_text(b.get("content"))}
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+                else b
+                for b in content
+            ]
+        shaped.append({**message, "content": content if content is not None else ""})
+    return shaped
+
+
+def run(progress: Callable[[str], None] = lambda _line: None) -> Results | None:
+    files = corpus_files()
+    if not files:
+        return None
+    counter = default_counter(Settings(_env_file=None))
+    results = Results([], {}, defaultdict(lambda: [0, 0]), defaultdict(int), defaultdict(int))
+    for path in files:
+        raw = json.loads(path.read_text("utf-8"))["messages"]
+        messages = to_messages(raw, counter)
         tokens = sum(m.tokens for m in messages)
-        transcript_tokens += tokens
+        group = group_of(path)
+        results.files.append(path.stem)
+        results.tokens[path.stem] = tokens
+        results.input_tokens[group] += tokens
+        truth = ground_truth(raw)
         for ratio in RATIOS:
             budget = tokens // ratio
-            for name, summary in (
-                ("rule", rule_fold(messages, budget, counter)),
-                ("baseline", baseline_summary(transcript.messages, budget, counter)),
-            ):
-                assert counter.count_text(summary) <= budget
-                for kind, (kept, total) in retention(transcript, summary).items():
-                    totals[(name, ratio, kind)][0] += kept
-                    totals[(name, ratio, kind)][1] += total
-    table = _table({k: (v[0], v[1]) for k, v in totals.items()})
-    return table, {k: (v[0], v[1]) for k, v in totals.items()}, transcript_tokens // len(SEEDS)
+            for method, summary in summaries(raw, messages, budget, counter).items():
+                assert counter.count_text(summary) <= budget, (path.stem, method, ratio)
+                results.summary_tokens[(group, ratio, method)] += counter.count_text(summary)
+                for fact in truth.facts:
+                    cell = results.counts[(group, ratio, method, fact.category)]
+                    cell[0] += kept(fact, summary)
+                    cell[1] += 1
+        progress(f"{path.stem}: {tokens} tokens, {len(truth.facts)} facts")
+    return results
 
 
-def _table(totals: dict[tuple[str, int, str], tuple[int, int]]) -> list[str]:
-    header = "| summarizer | ratio | " + " | ".join(KINDS) + " |"
-    rows = [header, "|" + "---|" * (len(KINDS) + 2)]
+def table(results: Results, group: str) -> list[str]:
+    header = "| method | ratio | actual | all facts | " + " | ".join(CATEGORIES) + " |"
+    rows = [header, "|" + "---|" * (len(CATEGORIES) + 4)]
     for ratio in RATIOS:
-        for name in ("rule", "baseline"):
-            cells = []
-            for kind in KINDS:
-                kept, total = totals.get((name, ratio, kind), (0, 0))
-                cells.append(f"{100 * kept / total:.0f}% ({kept}/{total})" if total else "–")
-            rows.append(f"| {name} | {ratio}× | " + " | ".join(cells) + " |")
+        for method in METHODS:
+            cells, kept_all, total_all = [], 0, 0
+            for category in CATEGORIES:
+                k, t = results.counts.get((group, ratio, method, category), [0, 0])
+                kept_all, total_all = kept_all + k, total_all + t
+                cells.append(f"{100 * k / t:.0f}% ({k}/{t})" if t else "–")
+            used = results.summary_tokens.get((group, ratio, method), 0)
+            actual = f"{results.input_tokens[group] / used:.0f}×" if used else "–"
+            share = f"{100 * kept_all / total_all:.0f}%" if total_all else "–"
+            rows.append(f"| {method} | {ratio}× | {actual} | {share} | " + " | ".join(cells) + " |")
     return rows
 
 
-def write_section(table: list[str], average_tokens: int) -> None:
-    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    body = [
-        SECTION,
-        "",
-        f"Command: `python -m bench.quality` (`make bench-quality`). Date: {today}. "
-        f"Machine: {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}.",
-        "",
-        f"{len(SEEDS)} seeded transcripts (bench/transcripts.py), about {average_tokens} tokens "
-        f"each, folded by `rule` in {FOLDS} incremental steps with max_summary_tokens = "
-        "transcript tokens / ratio. Baseline: one line per tool call (tool + path, or command + "
-        "first line matching /error|failed|exception/), truncated to the same budget. A fact "
-        "counts as retained when its exact key (path, error line, constraint or decision "
-        "sentence, question) appears in the summary.",
-        "",
-        "Honesty note: the first run of this benchmark (with fewer transcript steps) showed "
-        "53% of constraints and 82% of decisions retained at 20×: phrasings such as "
-        '"I\'d rather you not…", "Under no circumstances…", "I\'ll switch X to Y" were not '
-        "recognised. The extractor's "
-        'marker lists were then widened with general words (negations, "rather", "careful", '
-        '"switch", …); the phrasing templates in the generator were not changed to suit it. '
-        "Retention here is an upper bound for real sessions, whose phrasings vary more. "
-        "Since the rule summary gives every section a floor and diminishing returns (for real "
-        "transcripts, where many user corrections or errors starved the commands and files "
-        "read), errors keep less at 100× and 200× here (96% → 77% and 49% → 33%): this "
-        "benchmark does not count the commands and files read that take their place.",
-        "",
-        *table,
-    ]
-    replace_section(SECTION, body)
+def behind(results: Results) -> list[str]:
+    """Where `rule` keeps fewer facts than the one-line baseline (computed, not written)."""
+    cells = []
+    for group in ("tuning", "held-out"):
+        for ratio in RATIOS:
+            for category in CATEGORIES:
+                rule = results.counts.get((group, ratio, "rule", category), [0, 0])
+                line = results.counts.get((group, ratio, "one-line", category), [0, 0])
+                if rule[1] and rule[0] < line[0]:
+                    cells.append(f"{group} {ratio}× {category} ({rule[0]} vs {line[0]})")
+    if not cells:
+        return ["`rule` keeps at least as many facts as `one-line` in every cell."]
+    return ["Cells where `rule` keeps fewer facts than `one-line`: " + "; ".join(cells) + "."]
 
 
-def replace_section(title: str, body: list[str]) -> None:
-    """Write `body` (starting with its `title` line) into docs/benchmarks.md, in place."""
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"^{re.escape(title)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    section = "\n".join(body).rstrip() + "\n\n"  # a blank line before the next section
-    text = (
-        pattern.sub(lambda _m: section, text)
-        if pattern.search(text)
-        else text.rstrip() + "\n\n" + section
+def write(results: Results | None) -> str:
+    if results is None:
+        body = f"Real-transcript corpus not available (looked in `{CORPUS}`)."
+        return f"## Summary retention on real transcripts\n\n{body}\n"
+    tuning = [f for f in results.files if f not in HELD_OUT]
+    return doc.render(
+        "quality.md.tmpl",
+        date=datetime.now(UTC).strftime("%Y-%m-%d"),
+        files=len(results.files),
+        tokens=sum(results.tokens.values()),
+        tuning=", ".join(tuning),
+        held_out=", ".join(f for f in results.files if f in HELD_OUT) or "none",
+        folds=FOLDS,
+        fake=FAKE_NARRATIVE,
+        tuning_table="\n".join(table(results, "tuning")),
+        held_out_table="\n".join(table(results, "held-out")),
+        behind=" ".join(behind(results)),
     )
-    DOC.write_text(text.rstrip("\n") + "\n")
-
-
-def main() -> int:
-    from bench import real  # needs the bench extras (langchain-core)
-
-    table, _totals, average = run()
-    print("\n".join(table))
-    write_section(table, average)
-    print(f"\nwritten to {DOC} ({SECTION})")
-    results = real.run(progress=print)
-    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    body = [real.SECTION, "", f"Command: `make bench-quality`. Date: {today}.", ""]
-    body += real.section_body(results)
-    print("\n".join(body[4:]))
-    replace_section(real.SECTION, body)
-    print(f"\nwritten to {DOC} ({real.SECTION})")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    text = write(run(progress=print))
+    print(text)
+    doc.write(text)
+    sys.exit(0)

@@ -1,40 +1,44 @@
-"""An optional cross-check of the throughput case with wrk (the Debian package `wrk`).
-
-The Python load generator shares the 2 cores with the server it measures; wrk, in C, costs
-far less per request. When both agree, the generator is not what limits a ratio. wrk is only
-detected, never downloaded: without it the report says how to install it.
-"""
+"""The one load generator: wrk (Debian package `wrk`), in C, so the client is not what limits
+a ratio. bench/wrk.lua makes it print its figures as one JSON line."""
 
 from __future__ import annotations
 
-import re
+import json
 import shutil
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
-WRK_THREADS = 1
-WRK_TIMEOUT_S = 30.0
-INSTALL_HINT = "wrk not installed (`apt-get install -y wrk`): cross-check skipped"
-
-
-def available() -> bool:
-    return shutil.which("wrk") is not None
+SCRIPT = Path(__file__).with_name("wrk.lua")
 
 
-def requests_per_second(port: int, path: str, *, connections: int, seconds: float) -> float:
-    """wrk's Requests/sec for GET `path` on 127.0.0.1:`port` (raises if wrk reports errors)."""
-    command = [
-        "wrk",
-        f"-t{WRK_THREADS}",
-        f"-c{connections}",
-        f"-d{seconds:.0f}s",
-        f"http://127.0.0.1:{port}{path}",
-    ]
-    out = subprocess.run(
-        command, capture_output=True, text=True, timeout=seconds + WRK_TIMEOUT_S, check=True
-    ).stdout
-    if "Non-2xx or 3xx responses" in out or "Socket errors" in out:
-        raise RuntimeError(f"wrk saw errors on {path}: {out.strip().splitlines()[-3:]}")
-    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    if found is None:
-        raise RuntimeError(f"no Requests/sec in wrk's output for {path}")
-    return float(found.group(1))
+@dataclass(frozen=True, slots=True)
+class Load:
+    requests: int
+    seconds: float
+    errors: int
+    p50_ms: float
+    p99_ms: float
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def require() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit(
+            "bench: wrk is missing: `apt-get install -y wrk` (make bench does, as root)"
+        )
+
+
+def run(port: int, path: str, *, connections: int, seconds: float) -> Load:
+    """wrk -t1 on GET http://127.0.0.1:`port``path` for `seconds` (raises on any error)."""
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s"]
+    command += ["-s", str(SCRIPT)]
+    command.append(f"http://127.0.0.1:{port}{path}")
+    out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30, check=True)
+    load = Load(**json.loads(out.stdout.strip().splitlines()[-1]))
+    if load.errors or not load.requests:
+        raise RuntimeError(f"wrk saw {load.errors} errors on {path}: {out.stdout[-400:]}")
+    return load

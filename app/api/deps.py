@@ -19,6 +19,7 @@ from app.core.db import read_scope, session_scope
 from app.core.errors import SessionNotFound
 from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
+from app.repositories.context_rows import DriverSnapshot
 from app.schemas.sessions import SESSION_ID_PATTERN
 from app.services.context import ContextAssembler
 from app.services.folds import SummarizerFactory
@@ -107,7 +108,9 @@ async def get_assembler(
     state = request.app.state
     factory = cast(SummarizerFactory, state.summarizer_factory)
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
-    return ContextAssembler(sessionmaker, tenant, settings, registry, factory)
+    # Reads through the driver on the served-context cache's connections (context_rows.py).
+    snapshot = cast("DriverSnapshot | None", state.served_cache.driver_snapshot)
+    return ContextAssembler(sessionmaker, tenant, settings, registry, factory, snapshot)
 
 
 Assembler = Annotated[ContextAssembler, Depends(get_assembler)]

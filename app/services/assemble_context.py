@@ -7,17 +7,22 @@ are dropped. `pruned` and `dropped` name posted messages by their index.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from app.core.context_settings import SETTINGS_KEYS, resolve_settings
+from app.core.errors import BudgetTooSmall
 from app.core.settings import Settings
-from app.engine.assemble import AssemblyInput, assemble
+from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
+from app.engine.budget import compute_budget, estimate_limit
 from app.engine.shapes import validate_tools
+from app.engine.types import Message
+from app.engine.validate import ContextInvariantError
 from app.schemas.assemble_context import AssembleRequest, AssembleResponse
 from app.schemas.calibration import CalibrationRead
 from app.services.context_response import explain_items, usage_block
-from app.services.summarize_context import to_messages
-from app.tokens.counter import counter_for
+from app.services.stateless_counts import count_all, count_newest, parse_messages
+from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
 
 
@@ -27,25 +32,23 @@ def assemble_posted(
     model = body.model or settings.default_model
     info = registry.get(model)
     counter = counter_for(info)
-    messages = to_messages(body.messages, counter)
-    starts = [int(m.id) for m in messages]
+    parsed = parse_messages(body.messages)
+    starts = [int(m.id) for m in parsed]
     tools = validate_tools(body.tools) if body.tools is not None else None
     overrides = body.model_dump(include=set(SETTINGS_KEYS), exclude_none=True)
     context_settings = resolve_settings(settings, overrides)
-    result = assemble(
-        AssemblyInput(
-            messages=tuple(messages),
-            context_window=info.context_window,
-            settings=context_settings,
-            system_prompt=body.system,
-            tools=tuple(tools) if tools else None,
-            summary=body.summary or None,
-            max_tokens=body.max_tokens,
-            format=body.format,
-            mode="never",
-        ),
-        counter,
+    request = AssemblyInput(
+        messages=(),
+        context_window=info.context_window,
+        settings=context_settings,
+        system_prompt=body.system,
+        tools=tuple(tools) if tools else None,
+        summary=body.summary or None,
+        max_tokens=body.max_tokens,
+        format=body.format,
+        mode="never",
     )
+    result = _assemble_newest(request, parsed, counter, explain=body.explain)
     response = AssembleResponse(
         model=model,
         format=body.format,
@@ -71,3 +74,28 @@ def _posted_indexes(ids: Sequence[str], starts: Sequence[int], total: int) -> li
     messages' index ranges `starts[k] .. starts[k + 1] - 1` cover the post in order."""
     ends = {start: end - 1 for start, end in zip(starts, [*starts[1:], total], strict=False)}
     return [i for first in sorted({int(i) for i in ids}) for i in range(first, ends[first] + 1)]
+
+
+def _assemble_newest(
+    request: AssemblyInput, parsed: list[Message], counter: TiktokenCounter, *, explain: bool
+) -> AssemblyResult:
+    """`assemble` over `parsed`, counting newest → oldest only as far as the budget can reach
+    (app/services/stateless_counts.py); every message counted when that cannot be shown."""
+    if not explain:
+        budget = compute_budget(request.context_window, request.settings, request.max_tokens)
+        messages, uncounted = count_newest(
+            parsed,
+            counter,
+            limit=estimate_limit(budget.tokens, request.calibration_ratio),
+            pin_first=request.settings.pin_first_message,
+            keep_system=request.format == "raw",
+            keep_recent=request.settings.keep_recent,
+        )
+        try:
+            result = assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
+        except (BudgetTooSmall, ContextInvariantError):
+            result = None  # decided again with every count, which raises the same or serves
+        if result is not None and uncounted <= set(result.dropped):
+            return result
+    messages = count_all(parsed, counter)
+    return assemble(dataclasses.replace(request, messages=tuple(messages)), counter)

@@ -40,6 +40,7 @@ from app.repositories.context import (
     SessionVersion,
     session_version,
 )
+from app.repositories.context_rows import ContextReads, DriverSnapshot, TooLongForTheLoop
 from app.schemas.common import SummaryState
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
@@ -133,7 +134,11 @@ class ContextAssembler:
         settings: Settings,
         registry: ModelRegistry,
         summarizer_factory: SummarizerFactory,
+        driver_snapshot: DriverSnapshot | None = None,
     ) -> None:
+        """`driver_snapshot` (app/repositories/context_rows.py), when given, reads a context
+        through the database driver; otherwise, and for long reads, SQLAlchemy does."""
+        self.driver_snapshot = driver_snapshot
         self.sessionmaker = sessionmaker
         self.tenant = tenant
         self.settings = settings
@@ -191,13 +196,31 @@ class ContextAssembler:
         )
 
     async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
+        if self.driver_snapshot is not None:  # the same reads through the driver itself
+            try:
+                async with self.driver_snapshot() as reads:
+                    row, calibrations = await reads.session_for_context(self.tenant, session_id)
+                    floor = row.cleared_through_seq if options.explain else row.summary_through_seq
+                    if reads.takes(row.last_seq - max(floor, row.cleared_through_seq)):
+                        return await self._snapshot(reads, row, calibrations, options)
+            except TooLongForTheLoop:
+                pass
         async with read_scope(self.sessionmaker) as db:
             repo = ContextRepository(db)
             row, calibrations = await repo.session_for_context(self.tenant, session_id)
-            info = self.registry.get(options.model or row.model)
-            context_settings = resolve_settings(self.settings, row.settings, options.overrides)
-            messages = await self._messages(repo, row, context_settings, options.explain)
-            calibration = calibrations.get(info.family)
+            return await self._snapshot(repo, row, calibrations, options)
+
+    async def _snapshot(
+        self,
+        repo: ContextReads,
+        row: Session,
+        calibrations: dict[str, Calibration],
+        options: ContextOptions,
+    ) -> Snapshot:
+        info = self.registry.get(options.model or row.model)
+        context_settings = resolve_settings(self.settings, row.settings, options.overrides)
+        messages = await self._messages(repo, row, context_settings, options.explain)
+        calibration = calibrations.get(info.family)
         return Snapshot(
             pk=row.pk,
             external_id=row.external_id,
@@ -223,7 +246,7 @@ class ContextAssembler:
 
     @staticmethod
     async def _messages(
-        repo: ContextRepository, row: Session, settings: ContextSettings, explain: bool
+        repo: ContextReads, row: Session, settings: ContextSettings, explain: bool
     ) -> list[Message]:
         """The messages the engine needs (all after the clear marker for explain)."""
         if explain:

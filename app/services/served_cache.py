@@ -6,9 +6,11 @@ the context served before it for that model (`last_context[model]`, which sets t
 anchor and `usage.cache`). Each replica keeps the JSON bodies it served, keyed by tenant,
 session and query, next to a stamp of that state: the session's `SessionVersion` (pk,
 `updated_at`, `last_seq`, `cleared_through_seq`, `summary_version`), the calibration's
-(ratio, samples), and the record. A request first reads the stamp back in one statement
-(`repositories.context.served_state`: the `(tenant, external_id)` unique index joined to
-the calibration primary key, on a bare connection without transaction round trips) and
+(ratio, samples), and the record. The key is (tenant, session id, raw query string): the
+same bytes parse to the same options, so a repeat is recognised before anything is parsed
+(`lookup`, called by app/api/served_context.py before routing). It reads the stamp back in
+one statement (`served_state`: the `(tenant, external_id)` unique index joined to the
+calibration primary key, through the driver itself, app/repositories/stamps.py) and
 serves the body only if every part is equal, so an append, a fold, a clear, a PATCH, a
 usage report or another query's context made by any replica on the same database is seen
 by the next read of every other replica. Nothing is pushed between replicas and nothing
@@ -25,26 +27,29 @@ stamp includes the record, so a hit is served only while the database still hold
 Only settled contexts are stored (no fold left to make: the next request would serve the
 same context, not fold), and only `summarize=auto|never` without a focus or a history
 trigger. Memory is bounded by the bodies' bytes (`FOLDWISE_CONTEXT_CACHE_BYTES`, 0 turns the
-cache off), least recently used first out. `/metrics`: `foldwise_context_cache_total` by
-hit, stale and miss, `foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
+cache off; a long query string counts too), least recently used first out. `/metrics`:
+`foldwise_context_cache_total` by hit, stale and miss,
+`foldwise_context_cache_evictions_total`, `foldwise_context_cache_bytes`.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from app.core.db import single_statements
+from app.core.logging import get_logger
 from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
-from app.repositories.context import ServedState, SessionVersion, served_state
+from app.repositories.context import ServedState, SessionVersion
+from app.repositories.context_rows import DriverSnapshot
+from app.repositories.stamps import StampReader
 from app.schemas.context import CacheUsage, ContextResponse
 from app.services.context import ContextAssembler, ContextOptions, Served
 from app.services.context_response import context_response
 from app.services.prompt_cache import compare
+
+log = get_logger("foldwise.served_cache")
 
 # A body bigger than this share of the cache would evict most of it for one session.
 MAX_ENTRY_SHARE = 0.25
@@ -65,15 +70,28 @@ class Entry:
     model: str
     family: str
     body: bytes
+    size: int = 0  # bytes charged to the cache: the body and the key's query string
+
+
+class _NoReader:
+    """Before the lifespan opened the database nothing can be validated: every lookup misses."""
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        return None
+
+    async def close(self) -> None:
+        return None
 
 
 class ServedContextCache:
     """LRU of response bodies, bounded by their total size; one per app (per replica)."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, reader: StampReader | None = None) -> None:
         self.max_bytes = max_bytes
         self.size = 0
         self.hits = 0  # this cache's own count (`/metrics` sums every cache of the process)
+        self.reader: StampReader = reader or _NoReader()  # set when the engine exists
+        self.driver_snapshot: DriverSnapshot | None = None  # reads on the reader's connections
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
 
     def __len__(self) -> int:
@@ -85,42 +103,38 @@ class ServedContextCache:
             self._entries.move_to_end(key)
         return entry
 
-    def put(self, key: Hashable, entry: Entry) -> None:
+    def put(self, key: Hashable, entry: Entry, key_bytes: int = 0) -> None:
+        """Keep `entry`; its size is its body plus `key_bytes` (a long query string counts)."""
         self.discard(key)
-        if len(entry.body) > self.max_bytes * MAX_ENTRY_SHARE:
+        entry = replace(entry, size=len(entry.body) + key_bytes)
+        if entry.size > self.max_bytes * MAX_ENTRY_SHARE:
             return
         self._entries[key] = entry
-        self._resize(len(entry.body))
+        self._resize(entry.size)
         while self.size > self.max_bytes:
             _, evicted = self._entries.popitem(last=False)
-            self._resize(-len(evicted.body))
+            self._resize(-evicted.size)
             CONTEXT_CACHE_EVICTIONS.inc()
 
     def discard(self, key: Hashable) -> None:
         entry = self._entries.pop(key, None)
         if entry is not None:
-            self._resize(-len(entry.body))
+            self._resize(-entry.size)
 
     def _resize(self, delta: int) -> None:
         self.size += delta
         CONTEXT_CACHE_BYTES.inc(delta)  # a sum over the caches of this process
 
 
-def cache_key(tenant: str, session_id: str, options: ContextOptions) -> Hashable | None:
-    """The key of a cacheable request, or None (a forced fold, a focus, a history trigger)."""
+def cache_key(
+    tenant: str, session_id: str, query: bytes, options: ContextOptions
+) -> Hashable | None:
+    """The key of a cacheable request, or None (a forced fold, a focus, a history trigger, a
+    preview). The raw query string stands for every parameter: the same bytes parse to the
+    same options, and a hit is found before anything is parsed (app/api/served_context.py)."""
     if options.mode == "force" or options.focus or options.trigger or not options.record_served:
         return None
-    overrides = tuple(sorted(options.overrides.items()))
-    return (
-        tenant,
-        session_id,
-        options.model,
-        options.max_tokens,
-        options.format,
-        options.mode,
-        options.explain,
-        overrides,
-    )
+    return (tenant, session_id, query)
 
 
 def stamp_of(state: ServedState, model: str) -> Stamp:
@@ -153,31 +167,46 @@ def replayed(response: ContextResponse, served: Served) -> ContextResponse:
     return response.model_copy(update={"usage": usage, "summarized": False})
 
 
+async def lookup(
+    cache: ServedContextCache, tenant: str, session_id: str, query: bytes
+) -> bytes | None:
+    """The cached body of this request if the database still holds the state it was computed
+    from (one indexed read); None sends the request down the full path."""
+    key = (tenant, session_id, query)
+    entry = cache.get(key) if cache.max_bytes else None
+    if entry is None:
+        CONTEXT_CACHE.labels("miss").inc()
+        return None
+    try:
+        state = await cache.reader.read(tenant, session_id, entry.family)
+    except Exception as exc:  # the full path reads again, and answers a 503 if it must
+        log.debug("served-state read failed: %r", exc)
+        state = None
+    if state is None or stamp_of(state, entry.model) != entry.stamp:
+        cache.discard(key)
+        CONTEXT_CACHE.labels("stale").inc()
+        return None
+    cache.hits += 1
+    CONTEXT_CACHE.labels("hit").inc()
+    return entry.body
+
+
 async def serve_context(
     cache: ServedContextCache,
-    engine: AsyncEngine,
     assembler: ContextAssembler,
     session_id: str,
+    query: bytes,
     options: ContextOptions,
 ) -> bytes:
-    """The GET …/context body: from `cache` when the stamp read back still matches."""
-    key = cache_key(assembler.tenant, session_id, options) if cache.max_bytes else None
-    entry = cache.get(key) if key is not None else None
-    if key is not None and entry is not None:
-        async with single_statements(engine) as connection:
-            state = await served_state(connection, assembler.tenant, session_id, entry.family)
-        if state is not None and stamp_of(state, entry.model) == entry.stamp:
-            cache.hits += 1
-            CONTEXT_CACHE.labels("hit").inc()
-            return entry.body
-        cache.discard(key)
-    CONTEXT_CACHE.labels("miss" if entry is None else "stale").inc()
+    """The GET …/context body, assembled; kept in `cache` for the next identical request when
+    settled (a repeat is answered by `lookup` before it gets here)."""
     served = await assembler.serve(session_id, options)
     response = context_response(served, options.format, options.explain)
+    key = cache_key(assembler.tenant, session_id, query, options) if cache.max_bytes else None
     if key is not None and served.settled:
         body = render(replayed(response, served))
-        cache.put(key, Entry(served_stamp(served), served.model, served.family, body))
+        cache.put(key, Entry(served_stamp(served), served.model, served.family, body), len(query))
     return render(response)
 
 
-__all__ = ["Entry", "ServedContextCache", "Stamp", "cache_key", "serve_context"]
+__all__ = ["Entry", "ServedContextCache", "Stamp", "cache_key", "lookup", "serve_context"]

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.settings import Settings
-from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.types import Message
+from app.services.stateless_counts import count_all, parse_messages
 from app.summarizers.base import SummaryCache, SummaryRequest
 from app.summarizers.factory import open_summarizer, strategy_used
 from app.tokens.counter import TiktokenCounter, counter_for
@@ -22,27 +22,9 @@ def default_counter(settings: Settings) -> TiktokenCounter:
 def to_messages(
     raw_messages: Sequence[Mapping[str, Any]], counter: TiktokenCounter
 ) -> list[Message]:
-    """Validate (InvalidMessage → 422) and number posted messages as a stateless route does.
-    A message's id is the index of its first posted entry (Responses items are grouped)."""
-    messages = []
-    entries = normalize_posted(raw_messages)
-    refuse_unmatched(raw_messages, unmatched_outputs(entries))  # no session to look in
-    for position, posted in enumerate(entries):
-        normalized = posted.message
-        messages.append(
-            Message(
-                id=str(posted.indexes[0]),
-                seq=position + 1,
-                role=normalized.role,
-                content=normalized.content,
-                tokens=counter.count_message(normalized),
-                name=normalized.name,
-                tool_calls=normalized.tool_calls,
-                tool_call_id=normalized.tool_call_id,
-                metadata=normalized.metadata,
-            )
-        )
-    return messages
+    """Validate (InvalidMessage → 422), number and count posted messages as a stateless route
+    does."""
+    return count_all(parse_messages(raw_messages), counter)
 
 
 async def summarize_transcript(

@@ -11,9 +11,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+from fastapi import FastAPI
 from sqlalchemy import event
 
 from app.main import create_app
+from app.repositories.stamps import SQLITE_STATE, SqliteStampReader
 from tests.conftest import MakeClient, make_settings
 from tests.factories import append, assert_error, create_session, tool_result, tool_use, user
 
@@ -28,8 +31,26 @@ def _plans(db_file: Path, statements: list[tuple[str, Any]], table: str = "messa
     return lines
 
 
+async def _traced(app: FastAPI, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements the driver reads (app/repositories/stamps.py, context_rows.py) run from
+    now on, with their parameters in place."""
+    driver: list[str] = []
+    reader = app.state.served_cache.reader
+    assert isinstance(reader, SqliteStampReader)
+    await reader.close()  # reconnected by the next read, traced
+    connect = reader._connect
+
+    def traced() -> sqlite3.Connection:
+        connection = connect()
+        connection.set_trace_callback(driver.append)
+        return connection
+
+    monkeypatch.setattr(reader, "_connect", traced)
+    return driver
+
+
 async def test_context_reads_messages_by_seq_range_only(
-    sqlite_template: Path, tmp_path: Path, make_client: MakeClient
+    sqlite_template: Path, tmp_path: Path, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db_file = tmp_path / "plans.db"
     shutil.copyfile(sqlite_template, db_file)
@@ -51,8 +72,10 @@ async def test_context_reads_messages_by_seq_range_only(
         statements.append((sql, params))
 
     event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
+    driver = await _traced(app, monkeypatch)
     response = await client.get("/sessions/long/context", params={"max_tokens": 1500})
     assert response.status_code == 200
+    statements += [(sql, ()) for sql in driver]
     plans = _plans(db_file, statements)
     message_reads = [p for p in plans if "messages" in p]
     assert message_reads, statements
@@ -62,7 +85,7 @@ async def test_context_reads_messages_by_seq_range_only(
 
 
 async def test_a_cached_context_is_validated_by_index_lookups_only(
-    sqlite_template: Path, tmp_path: Path, make_client: MakeClient
+    sqlite_template: Path, tmp_path: Path, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db_file = tmp_path / "plans.db"
     shutil.copyfile(sqlite_template, db_file)
@@ -82,11 +105,15 @@ async def test_a_cached_context_is_validated_by_index_lookups_only(
         statements.append((sql, params))
 
     event.listen(app.state.engine.sync_engine, "before_cursor_execute", record)
+    driver = await _traced(app, monkeypatch)
     response = await client.get("/sessions/s/context")
     assert response.status_code == 200
     assert app.state.served_cache.hits == 1
-    assert not [sql for sql, _ in statements if "FROM messages" in sql]
-    plans = _plans(db_file, statements, table="sessions")
-    assert plans, statements
+    assert statements == []  # nothing through the app's engine: one statement of the reader
+    reads = [sql for sql in driver if not sql.startswith("PRAGMA")]
+    assert len(reads) == 1 and reads[0].startswith(SQLITE_STATE.split(" = ?")[0]), reads
+    params = ("anthropic", "default", "s")
+    plans = _plans(db_file, [(SQLITE_STATE, params)], table="sessions")
+    assert plans
     for plan in plans:
         assert "SCAN" not in plan, plan

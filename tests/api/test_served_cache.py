@@ -176,20 +176,19 @@ class TestAcrossReplicas:
 
 
 class TestWhatIsCached:
-    def test_forced_folds_focus_and_triggers_are_never_cached(self) -> None:
-        assert cache_key("t", "s", ContextOptions()) is not None
-        assert cache_key("t", "s", ContextOptions(mode="force")) is None
-        assert cache_key("t", "s", ContextOptions(focus="billing")) is None
-        assert cache_key("t", "s", ContextOptions(trigger="manual")) is None
+    def test_forced_folds_focus_triggers_and_previews_are_never_cached(self) -> None:
+        assert cache_key("t", "s", b"", ContextOptions()) is not None
+        assert cache_key("t", "s", b"", ContextOptions(mode="force")) is None
+        assert cache_key("t", "s", b"", ContextOptions(focus="billing")) is None
+        assert cache_key("t", "s", b"", ContextOptions(trigger="manual")) is None
+        assert cache_key("t", "s", b"", ContextOptions(record_served=False)) is None
 
-    def test_every_query_parameter_is_part_of_the_key(self) -> None:
-        plain = cache_key("t", "s", ContextOptions())
-        assert plain != cache_key("u", "s", ContextOptions())
-        assert plain != cache_key("t", "s", ContextOptions(explain=True))
-        assert plain != cache_key("t", "s", ContextOptions(overrides={"keep_recent": 2}))
-        assert cache_key("t", "s", ContextOptions(overrides={"a": 1, "b": 2})) == cache_key(
-            "t", "s", ContextOptions(overrides={"b": 2, "a": 1})
-        )
+    def test_tenant_session_and_the_whole_query_string_are_the_key(self) -> None:
+        plain = cache_key("t", "s", b"max_tokens=9", ContextOptions())
+        assert plain == cache_key("t", "s", b"max_tokens=9", ContextOptions())
+        assert plain != cache_key("u", "s", b"max_tokens=9", ContextOptions())
+        assert plain != cache_key("t", "s2", b"max_tokens=9", ContextOptions())
+        assert plain != cache_key("t", "s", b"max_tokens=9&explain=true", ContextOptions())
 
     def test_bounded_by_bytes_least_recently_used_out(self) -> None:
         cache = ServedContextCache(max_bytes=100)
@@ -202,6 +201,8 @@ class TestWhatIsCached:
         assert cache.size == 100 and len(cache) == 4
         cache.put("huge", Entry(stamp, "m", "f", b"x" * 26))  # over a quarter: not kept
         assert cache.get("huge") is None and len(cache) == 4
+        cache.put("long query", Entry(stamp, "m", "f", b"x" * 5), key_bytes=21)  # 26 in all
+        assert cache.get("long query") is None and cache.size == 100
 
 
 async def test_the_cache_can_be_turned_off(make_client: MakeClient, db_url: str) -> None:

@@ -92,8 +92,23 @@ def _assemble_or_too_small(request: AssemblyInput, counter: Any) -> AssemblyResu
         fixed = counter.count_text(request.system_prompt or "") + (
             4 if request.format == "openai" else 0
         )
-        assert fixed > _limit(request) or _limit(request) - fixed < SMALLEST_USER_MESSAGE * 4, error
+        room = _limit(request) - fixed
+        assert fixed > _limit(request) or room < SMALLEST_USER_MESSAGE * 4 + _uncuttable_tail(
+            request
+        ), error
         return None
+
+
+def _uncuttable_tail(request: AssemblyInput) -> int:
+    """Tokens of the newest message with tool calls when no user turn follows it: calls are
+    never cut, and once the units before it go (or are folded), tier 4 has no user turn left to
+    send instead, so such a history may need more than the smallest user message's room."""
+    for message in sorted(request.messages, key=lambda m: m.seq, reverse=True):
+        if message.role == "user" and not message.result_ids and not is_empty(message):
+            return 0
+        if message.call_ids:
+            return message.tokens
+    return 0
 
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

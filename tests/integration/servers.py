@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from tests.summarizers.fake_anthropic import FakeAnthropic, Recorded
+from tests.transcripts import chat as transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDWISE = ROOT / ".venv" / "bin" / "foldwise"
@@ -115,14 +116,6 @@ class Server:
 
     def client(self, **kwargs: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base_url, timeout=60, **kwargs)
-
-
-def transcript(pairs: int, words: int = 60) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
-    for i in range(pairs):
-        messages.append({"role": "user", "content": f"Question {i}: " + "detail " * words})
-        messages.append({"role": "assistant", "content": f"Answer {i}: " + "result " * words})
-    return messages
 
 
 __all__ = ["ROOT", "Server", "SlowAnthropic", "free_port", "transcript"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.deps import Assembler, SessionId
 from app.core.context_settings import SETTINGS_KEYS
@@ -41,8 +40,8 @@ async def get_context(
 ) -> Response:
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
-    A repeat of an unchanged context is served from the replica's cache
-    (app/services/served_cache.py); a preview never is."""
+    A repeat of an unchanged context is served from the replica's cache before it gets here
+    (app/api/served_context.py); a preview never is."""
     options = ContextOptions(
         model=query.model,
         max_tokens=query.max_tokens,
@@ -52,6 +51,6 @@ async def get_context(
         overrides=query.model_dump(include=set(SETTINGS_KEYS), exclude_none=True),
         record_served=not query.preview,
     )
-    engine = cast(AsyncEngine, request.app.state.engine)
-    body = await serve_context(served_cache, engine, assembler, session_id, options)
+    raw_query: bytes = request.scope["query_string"]
+    body = await serve_context(served_cache, assembler, session_id, raw_query, options)
     return Response(content=body, media_type="application/json")

@@ -1,0 +1,259 @@
+"""The reads of an uncached GET …/context, through the driver itself.
+
+The same three reads as `ContextRepository` (the session row with the tenant's calibrations,
+the messages after a seq, a page of user messages) in one read-only snapshot, on the
+connections of the stamp reader (app/repositories/stamps.py): on SQLite its `sqlite3`
+connection, on the event loop, between `BEGIN` and `COMMIT` with no await in between (a
+snapshot no other coroutine can touch); on PostgreSQL one of its asyncpg connections in a
+`REPEATABLE READ READ ONLY` transaction. SQLAlchemy's statement, execution and result layers
+cost more than the reads themselves here, and on SQLite each of its statements is several
+hops to aiosqlite's thread.
+
+Rows are decoded to exactly what the ORM reads (`tests/api/test_context_rows.py` holds the
+two snapshots equal). SQLite reads on the loop only what `MAX_LOOP_ROWS` and
+`MAX_LOOP_BYTES` bound; a longer read goes through the app's engine (aiosqlite's thread).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol
+
+from app.core.errors import SessionNotFound
+from app.engine.calibration import Calibration as CalibrationValue
+from app.engine.types import Message as EngineMessage
+from app.models import Calibration, Message, Session
+from app.repositories.context import PINNED_PAGE
+from app.repositories.stamps import (
+    PostgresStampReader,
+    SqliteStampReader,
+    StampReader,
+    timestamp,
+)
+
+# What one SQLite snapshot may bring in on the event loop: rows (~1 µs of C and ~5 µs of
+# decoding each) and stored bytes (JSON decoding runs at a few hundred MB/s): a few ms at most.
+MAX_LOOP_ROWS = 400
+MAX_LOOP_BYTES = 1 << 20
+
+
+class TooLongForTheLoop(Exception):
+    """The SQLite snapshot would read more than the loop should: read through the engine."""
+
+
+_SESSION_COLUMNS = (
+    "pk",
+    "external_id",
+    "model",
+    "system_prompt",
+    "tools",
+    "settings",
+    "updated_at",
+    "last_seq",
+    "conversation_summary",
+    "summary_through_id",
+    "summary_through_seq",
+    "summary_version",
+    "summary_message_count",
+    "summary_tokens",
+    "summary_method",
+    "cleared_through_seq",
+    "last_context",
+)
+_JSON_COLUMNS = {"tools", "settings", "last_context"}
+_MESSAGE_COLUMNS = "id, seq, role, content, token_count, name, tool_calls, tool_call_id, metadata"
+
+
+def _session_sql(p: list[str]) -> str:
+    columns = ", ".join(f"s.{c}" for c in _SESSION_COLUMNS)
+    return (
+        f"SELECT {columns}, c.family, c.ratio, c.samples FROM {Session.__tablename__} AS s "
+        f"LEFT OUTER JOIN {Calibration.__tablename__} AS c ON c.tenant = s.tenant "
+        f"WHERE s.tenant = {p[0]} AND s.external_id = {p[1]}"
+    )
+
+
+def _after_sql(p: list[str]) -> str:
+    return (
+        f"SELECT {_MESSAGE_COLUMNS} FROM {Message.__tablename__} "
+        f"WHERE session_id = {p[0]} AND seq > {p[1]} ORDER BY seq"
+    )
+
+
+def _page_sql(p: list[str]) -> str:
+    return (
+        f"SELECT {_MESSAGE_COLUMNS} FROM {Message.__tablename__} "
+        f"WHERE session_id = {p[0]} AND seq > {p[1]} AND seq <= {p[2]} AND role = 'user' "
+        f"ORDER BY seq LIMIT {p[3]}"
+    )
+
+
+_QMARKS = ["?"] * 4
+_NUMBERED = ["$1", "$2", "$3", "$4"]
+SQLITE = (_session_sql(_QMARKS), _after_sql(_QMARKS), _page_sql(_QMARKS))
+POSTGRES = (_session_sql(_NUMBERED), _after_sql(_NUMBERED), _page_sql(_NUMBERED))
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def session_row(values: tuple[Any, ...]) -> Session:
+    """A detached `Session` holding the columns a context reads."""
+    fields = dict(zip(_SESSION_COLUMNS, values, strict=False))
+    for name in _JSON_COLUMNS:
+        fields[name] = _json(fields[name])
+    fields["updated_at"] = timestamp(fields["updated_at"])
+    return Session(**fields)
+
+
+def engine_message(row: tuple[Any, ...]) -> EngineMessage:
+    message_id, seq, role, content, tokens, name, tool_calls, tool_call_id, meta = row
+    return EngineMessage(
+        id=message_id,
+        seq=seq,
+        role=role,
+        content=_json(content),
+        tokens=tokens,
+        name=name,
+        tool_calls=_json(tool_calls),
+        tool_call_id=tool_call_id,
+        metadata=dict(_json(meta) or {}),
+    )
+
+
+def _session_and_calibrations(
+    rows: list[tuple[Any, ...]], session_id: str
+) -> tuple[Session, dict[str, CalibrationValue]]:
+    if not rows:
+        raise SessionNotFound(session_id)
+    width = len(_SESSION_COLUMNS)
+    calibrations = {
+        row[width]: CalibrationValue(
+            family=row[width], ratio=row[width + 1], samples=row[width + 2]
+        )
+        for row in rows
+        if row[width] is not None
+    }
+    return session_row(tuple(rows[0][:width])), calibrations
+
+
+class ContextReads(Protocol):
+    """`ContextRepository`'s reads of GET …/context (see the module docstring)."""
+
+    async def session_for_context(
+        self, tenant: str, session_id: str
+    ) -> tuple[Session, dict[str, CalibrationValue]]: ...
+
+    async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]: ...
+
+    async def user_messages_page(
+        self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
+    ) -> list[EngineMessage]: ...
+
+
+class DriverReads(ContextReads, Protocol):
+    def takes(self, rows: int) -> bool:
+        """Whether this snapshot may read `rows` more messages (else the engine's path)."""
+        ...
+
+
+DriverSnapshot = Callable[[], AbstractAsyncContextManager[DriverReads]]
+
+
+class _SqliteReads:
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.bytes_left = MAX_LOOP_BYTES
+
+    def _messages(self, sql: str, params: tuple[Any, ...]) -> list[EngineMessage]:
+        rows = []
+        for row in self.connection.execute(sql, params):
+            self.bytes_left -= sum(len(value) for value in row if isinstance(value, str))
+            if self.bytes_left < 0:
+                raise TooLongForTheLoop
+            rows.append(row)
+        return [engine_message(row) for row in rows]
+
+    async def session_for_context(
+        self, tenant: str, session_id: str
+    ) -> tuple[Session, dict[str, CalibrationValue]]:
+        rows = self.connection.execute(SQLITE[0], (tenant, session_id)).fetchall()
+        return _session_and_calibrations(rows, session_id)
+
+    async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]:
+        return self._messages(SQLITE[1], (session_pk, after_seq))
+
+    async def user_messages_page(
+        self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
+    ) -> list[EngineMessage]:
+        return self._messages(SQLITE[2], (session_pk, after_seq, through_seq, limit))
+
+    def takes(self, rows: int) -> bool:
+        return rows <= MAX_LOOP_ROWS
+
+
+class _PostgresReads:
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+
+    async def session_for_context(
+        self, tenant: str, session_id: str
+    ) -> tuple[Session, dict[str, CalibrationValue]]:
+        rows = await self.connection.fetch(POSTGRES[0], tenant, session_id)
+        return _session_and_calibrations([tuple(row) for row in rows], session_id)
+
+    async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]:
+        rows = await self.connection.fetch(POSTGRES[1], session_pk, after_seq)
+        return [engine_message(tuple(row)) for row in rows]
+
+    async def user_messages_page(
+        self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
+    ) -> list[EngineMessage]:
+        rows = await self.connection.fetch(POSTGRES[2], session_pk, after_seq, through_seq, limit)
+        return [engine_message(tuple(row)) for row in rows]
+
+    def takes(self, rows: int) -> bool:
+        return True
+
+
+@asynccontextmanager
+async def sqlite_snapshot(reader: SqliteStampReader) -> AsyncIterator[DriverReads]:
+    connection = reader.connection()
+    connection.execute("BEGIN")
+    try:
+        yield _SqliteReads(connection)
+    finally:
+        connection.execute("COMMIT")
+
+
+@asynccontextmanager
+async def postgres_snapshot(reader: PostgresStampReader) -> AsyncIterator[DriverReads]:
+    async with reader.connection() as connection:
+        transaction = connection.transaction(isolation="repeatable_read", readonly=True)
+        async with transaction:
+            yield _PostgresReads(connection)
+
+
+def driver_snapshot(reader: StampReader) -> DriverSnapshot | None:
+    """The driver snapshot on the stamp reader's connections, or None (the engine's path)."""
+    if isinstance(reader, SqliteStampReader):
+        sqlite_reader = reader
+        return lambda: sqlite_snapshot(sqlite_reader)
+    if isinstance(reader, PostgresStampReader):
+        postgres_reader = reader
+        return lambda: postgres_snapshot(postgres_reader)
+    return None
+
+
+__all__ = [
+    "ContextReads",
+    "DriverReads",
+    "DriverSnapshot",
+    "TooLongForTheLoop",
+    "driver_snapshot",
+    "engine_message",
+    "session_row",
+]

@@ -1,0 +1,219 @@
+"""The served-state read of a cache hit, through the database driver itself.
+
+A cached GET …/context is validated by one indexed statement (`served_state` in
+app/repositories/context.py). Through SQLAlchemy that costs a pool checkout, an execution
+context and result processing, and on SQLite two hops to aiosqlite's thread; together
+several times the cost of the rest of a hit. The readers here run the same statement on a
+connection of their own, each statement on its own (autocommit: one consistent snapshot of
+committed rows, so another replica's change is seen by the next read):
+
+- SQLite: a plain `sqlite3` connection used on the event loop. The statement is two unique
+  index lookups (tens of µs), cheaper than any thread hop; `busy_timeout=0` means a read
+  that would wait (WAL recovery) fails at once, and the caller then takes the full path.
+- PostgreSQL: a few asyncpg connections of their own (each statement prepared once per
+  connection by asyncpg's statement cache); a pool without asyncpg's reset round trip on
+  release, since nothing here changes a connection's state.
+- Any other engine (`:memory:` SQLite): SQLAlchemy Core on a bare connection.
+
+Values are decoded to what the ORM reads (`UTCDateTime`, JSON), so a stamp taken from the
+snapshot a context was assembled from compares equal to a stamp read here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.core.db import single_statements
+from app.core.errors import FoldwiseError
+from app.models import Calibration, Session
+from app.repositories.context import ServedState, SessionVersion, served_state
+
+# Enough for the concurrent hits of one worker: a statement takes well under a millisecond.
+PG_READERS = 4
+
+_COLUMNS = (
+    "s.pk, s.updated_at, s.last_seq, s.cleared_through_seq, s.summary_version, "
+    "s.last_context, c.ratio, c.samples"
+)
+
+
+def _statement(family: str, tenant: str, session_id: str) -> str:
+    """The statement of `served_state`, with the driver's placeholders."""
+    return (
+        f"SELECT {_COLUMNS} FROM {Session.__tablename__} AS s "
+        f"LEFT OUTER JOIN {Calibration.__tablename__} AS c "
+        f"ON c.tenant = s.tenant AND c.family = {family} "
+        f"WHERE s.tenant = {tenant} AND s.external_id = {session_id}"
+    )
+
+
+SQLITE_STATE = _statement("?", "?", "?")
+POSTGRES_STATE = _statement("$1", "$2", "$3")
+
+
+def timestamp(value: Any) -> datetime:
+    if isinstance(value, str):  # SQLite stores UTC without an offset
+        value = datetime.fromisoformat(value)
+    assert isinstance(value, datetime)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def decode(row: tuple[Any, ...]) -> ServedState:
+    pk, updated_at, last_seq, cleared, version, last_context, ratio, samples = row
+    if isinstance(last_context, str | bytes):
+        last_context = json.loads(last_context)
+    return ServedState(
+        version=SessionVersion(pk, timestamp(updated_at), last_seq, cleared, version),
+        last_context=dict(last_context or {}),
+        calibration=None if ratio is None else (ratio, samples),
+    )
+
+
+class StampReader(Protocol):
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None: ...
+
+    async def close(self) -> None: ...
+
+
+class EngineStampReader:
+    """SQLAlchemy Core on a bare connection of the app's engine."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        async with single_statements(self.engine) as connection:
+            return await served_state(connection, tenant, session_id, family)
+
+    async def close(self) -> None:
+        return None
+
+
+class SqliteStampReader:
+    """A `sqlite3` connection of its own, read on the event loop (see the module docstring)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._connection: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA busy_timeout=0")
+        connection.execute("PRAGMA query_only=1")
+        return connection
+
+    def connection(self) -> sqlite3.Connection:
+        """The reader's connection, opened on first use (use it without awaiting between
+        statements: it belongs to whichever coroutine is running)."""
+        if self._connection is None:
+            self._connection = self._connect()
+        return self._connection
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        connection = self.connection()
+        try:
+            row = connection.execute(SQLITE_STATE, (family, tenant, session_id)).fetchone()
+        except sqlite3.Error:  # busy, or a broken connection: the next read opens a new one
+            await self.close()
+            raise
+        return None if row is None else decode(row)
+
+    async def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+class PostgresStampReader:
+    """Up to PG_READERS asyncpg connections of its own, opened on first use."""
+
+    def __init__(self, connect_kwargs: dict[str, Any]) -> None:
+        self.connect_kwargs = connect_kwargs
+        self._idle: asyncio.LifoQueue[Any] = asyncio.LifoQueue()
+        self._open = 0
+
+    async def _acquire(self) -> Any:
+        if self._idle.empty() and self._open < PG_READERS:
+            import asyncpg
+
+            self._open += 1
+            try:
+                return await asyncpg.connect(**self.connect_kwargs)
+            except BaseException:
+                self._open -= 1
+                raise
+        return await self._idle.get()
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Any]:
+        """One of the reader's connections, for statements that leave it as they found it."""
+        connection = await self._acquire()
+        try:
+            yield connection
+        except FoldwiseError:  # an answer (404), not a failure: statements ended cleanly
+            self._idle.put_nowait(connection)
+            raise
+        except BaseException:  # a failed or cancelled statement: the connection is suspect
+            self._open -= 1
+            connection.terminate()
+            raise
+        self._idle.put_nowait(connection)
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+        async with self.connection() as connection:
+            row = await connection.fetchrow(POSTGRES_STATE, family, tenant, session_id)
+        return None if row is None else decode(tuple(row))
+
+    async def close(self) -> None:
+        while not self._idle.empty():
+            connection = self._idle.get_nowait()
+            self._open -= 1
+            await connection.close()
+
+
+_SQLALCHEMY_OPTIONS = {
+    "async_creator_fn",
+    "prepared_statement_cache_size",
+    "prepared_statement_name_func",
+}
+
+
+def _asyncpg_kwargs(engine: AsyncEngine) -> dict[str, Any]:
+    """`asyncpg.connect` arguments for the engine's URL, as SQLAlchemy's dialect builds them
+    (its own options, such as the statement cache size, removed)."""
+    args, kwargs = engine.dialect.create_connect_args(engine.url)
+    assert not args
+    return {key: value for key, value in kwargs.items() if key not in _SQLALCHEMY_OPTIONS}
+
+
+def open_stamp_reader(engine: AsyncEngine) -> StampReader:
+    """The fastest reader for the engine's database (nothing is connected yet)."""
+    url = engine.url
+    backend = url.get_backend_name()
+    path = url.database
+    if backend == "sqlite" and path and path != ":memory:" and "uri" not in url.query:
+        return SqliteStampReader(path)
+    if backend == "postgresql":
+        return PostgresStampReader(_asyncpg_kwargs(engine))
+    return EngineStampReader(engine)
+
+
+__all__ = [
+    "POSTGRES_STATE",
+    "SQLITE_STATE",
+    "EngineStampReader",
+    "PostgresStampReader",
+    "SqliteStampReader",
+    "StampReader",
+    "decode",
+    "open_stamp_reader",
+    "timestamp",
+]

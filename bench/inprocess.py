@@ -1,0 +1,160 @@
+"""In-process cases: counting an append batch vs tiktoken, assembling vs LangChain's trim.
+
+Counting: the app's counter over 1,000 normalized messages, as the append path calls it,
+against tiktoken `encode` on exactly the strings that counter encodes (recorded by a spy).
+Assembly: 1,000 OpenAI-shaped messages under a 16k budget, both sides counting with
+cl100k_base. LangChain runs `trim_messages(strategy="last")` with a per-message counter built
+like the OpenAI cookbook's; Foldwise runs `assemble_posted` (the stateless route minus HTTP)
+cold (counts of long texts forgotten) and warm (the same history re-posted), and `assemble()`
+alone on known counts (what the session route runs).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import trim_messages as lc_trim
+
+from app.core.context_settings import ContextSettings
+from app.core.settings import Settings
+from app.engine.assemble import AssemblyInput, assemble
+from app.engine.shapes import normalize_message
+from app.schemas.assemble_context import AssembleRequest
+from app.services.assemble_context import assemble_posted
+from app.services.summarize_context import to_messages
+from app.tokens.counter import TiktokenCounter, counter_for
+from app.tokens.encodings import get_encoding
+from app.tokens.registry import load_registry
+from tests.transcripts import agent_session
+
+BUDGET = 16_000
+MODEL = "gpt-4-turbo"  # cl100k_base, like the LangChain side
+
+
+def interleaved(
+    actions: Mapping[str, Callable[[], Any]], rounds: int, before: Mapping[str, Callable[[], Any]]
+) -> dict[str, float]:
+    """Median ms per action over `rounds` interleaved rounds (A, B, C, A, …) after one warm-up;
+    `before[name]` runs untimed before each call of that action."""
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    for index in range(rounds + 1):
+        for name, action in actions.items():
+            if name in before:
+                before[name]()
+            started = time.perf_counter()
+            action()
+            if index:
+                samples[name].append((time.perf_counter() - started) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def counting(shape: str, rounds: int = 25) -> dict[str, Any]:
+    counter = counter_for(load_registry(Settings()).get("claude-sonnet-4-5"))
+    batch = [normalize_message(m, i) for i, m in enumerate(agent_session(1000, shape=shape))]
+    texts: list[str] = []
+    spy = TiktokenCounter(get_encoding(counter.encoding_name))
+    spy._encode = lambda text: texts.append(text) or []  # records what the counter encodes
+    for message in batch:
+        spy.count_message(message)
+    encoding = get_encoding(counter.encoding_name)
+    ms = interleaved(
+        {
+            "app": lambda: [counter.count_message(m) for m in batch],
+            "encode": lambda: [encoding.encode(t) for t in texts],
+            "ordinary": lambda: [encoding.encode_ordinary(t) for t in texts],
+        },
+        rounds,
+        {"app": counter.clear_cache},  # appended messages are new: cold counting
+    )
+    tokens = sum(counter.count_message(m) for m in batch)
+    return {"shape": shape, "tokens": tokens, "strings": len(texts), **ms}
+
+
+def assemble_body(seed: int = 31) -> dict[str, Any]:
+    """A `POST /assemble-context` body; another seed gives texts never counted before."""
+    messages = agent_session(1000, shape="openai", seed=seed)
+    return {"messages": messages, "model": MODEL, "max_tokens": BUDGET, "format": "openai"}
+
+
+def langchain_counter() -> Callable[[BaseMessage], int]:
+    encoding = get_encoding("cl100k_base")
+
+    def count_tokens(message: BaseMessage) -> int:
+        tokens = 3 + len(encoding.encode(message.type)) + len(encoding.encode(message.text))
+        for call in getattr(message, "tool_calls", None) or ():
+            tokens += 3 + len(encoding.encode(call["name"]))
+            tokens += len(encoding.encode(json.dumps(call["args"])))
+        if isinstance(message, ToolMessage):
+            tokens += len(encoding.encode(message.tool_call_id))
+        return tokens
+
+    # trim_messages takes a counter as per-message when its parameter is annotated with the
+    # class itself; postponed annotations would leave a string there.
+    count_tokens.__annotations__["message"] = BaseMessage
+    return count_tokens
+
+
+def to_langchain(raw: list[dict[str, Any]]) -> list[BaseMessage]:
+    """OpenAI-shaped messages as LangChain messages, one for one."""
+    out: list[BaseMessage] = []
+    for item in raw:
+        if item["role"] == "user":
+            out.append(HumanMessage(content=item["content"]))
+        elif item["role"] == "tool":
+            out.append(ToolMessage(item["content"], tool_call_id=item["tool_call_id"]))
+        else:
+            calls = [
+                {"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"])}
+                | {"id": c["id"]}
+                for c in item.get("tool_calls") or ()
+            ]
+            out.append(AIMessage(content=item["content"], tool_calls=calls))
+    return out
+
+
+def langchain_trim(raw: list[dict[str, Any]]) -> Callable[[], int]:
+    """A call of LangChain's trim on OpenAI-shaped `raw`; returns how many messages it kept."""
+    messages, counter = to_langchain(raw), langchain_counter()
+    return lambda: len(lc_trim(messages, max_tokens=BUDGET, token_counter=counter, strategy="last"))
+
+
+def assembly(rounds: int = 9) -> dict[str, Any]:
+    settings = Settings()
+    registry = load_registry(settings)
+    model = registry.get(MODEL)
+    counter = counter_for(model)
+    body = assemble_body()
+    counted = tuple(to_messages(body["messages"], counter))
+    request = AssembleRequest(**body)
+    engine_input = AssemblyInput(
+        messages=counted,
+        context_window=model.context_window,
+        settings=ContextSettings(),
+        max_tokens=BUDGET,
+        format="openai",
+        mode="never",
+    )
+    trim = langchain_trim(body["messages"])
+
+    def stateless() -> int:
+        return assemble_posted(request, settings, registry).messages_included
+
+    ms = interleaved(
+        {
+            "engine": lambda: assemble(engine_input, counter),
+            "cold": stateless,
+            "warm": stateless,
+            "langchain": trim,
+        },
+        rounds,
+        {"cold": counter.clear_cache},
+    )
+    counter.clear_cache()
+    kept = assemble(engine_input, counter).messages_included
+    tokens = sum(m.tokens for m in counted)
+    return {**ms, "tokens": tokens, "kept": kept, "langchain_kept": trim()}

@@ -1,0 +1,99 @@
+"""The driver's reads of a context (app/repositories/context_rows.py) see what SQLAlchemy's
+see: the same snapshot, field for field, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.core.errors import SessionNotFound
+from app.main import create_app
+from app.repositories import context_rows
+from app.services.context import ContextAssembler, ContextOptions
+from tests.api.recording_summarizer import RecordingSummarizer
+from tests.api.test_context import turns
+from tests.conftest import MakeClient, make_settings
+from tests.factories import append, create_session, tool_result, tool_use, user
+
+OPTIONS = [
+    ContextOptions(max_tokens=1200),
+    ContextOptions(max_tokens=1200, explain=True),
+    ContextOptions(model="gpt-4o", overrides={"keep_recent": 2, "pin_first_message": False}),
+]
+
+
+@pytest.fixture
+def recorder() -> RecordingSummarizer:
+    return RecordingSummarizer()
+
+
+@pytest.fixture
+async def app(db_url: str, recorder: RecordingSummarizer) -> FastAPI:
+    return create_app(make_settings(db_url), summarizer_factory=recorder.factory)
+
+
+def _assemblers(app: FastAPI, recorder: RecordingSummarizer) -> tuple[ContextAssembler, ...]:
+    state = app.state
+    snapshot = state.served_cache.driver_snapshot
+    assert snapshot is not None
+    common = (state.sessionmaker, "default", state.settings, state.registry, recorder.factory)
+    return ContextAssembler(*common, snapshot), ContextAssembler(*common)
+
+
+async def test_the_driver_snapshot_equals_the_orm_snapshot(
+    make_client: MakeClient, app: FastAPI, recorder: RecordingSummarizer
+) -> None:
+    client: httpx.AsyncClient = await make_client(app)
+    tools = [{"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}]
+    await create_session(client, id="s", system_prompt="Be exact.", tools=tools)
+    calls = [
+        m for i in range(3) for m in (tool_use(f"t{i}", path="a.py"), tool_result(f"t{i}", "ok"))
+    ]
+    tagged = user("with metadata", metadata={"source": "test", "n": [1, 2.5, None]})
+    await append(client, "s", *calls, user("the task"), tagged, *turns(14))
+    await append(client, "s", {"role": "assistant", "content": [{"type": "text", "text": "β 🙂"}]})
+    driver, orm = _assemblers(app, recorder)
+    for options in OPTIONS:  # before any fold
+        assert await driver._load("s", options) == await orm._load("s", options)
+    assert (await client.get("/sessions/s/context", params={"max_tokens": 1200})).status_code == 200
+    assert (await client.post("/sessions/s/usage", json={"input_tokens": 900})).status_code == 200
+    patched = await client.patch("/sessions/s", json={"settings": {"keep_recent": 3}})
+    assert patched.status_code == 200
+    for options in OPTIONS:  # folded, calibrated, served, patched
+        snapshot = await driver._load("s", options)
+        assert snapshot == await orm._load("s", options)
+    assert snapshot.summary is not None and snapshot.last_served
+    assert (await driver._load("s", OPTIONS[0])).calibration is not None
+
+
+async def test_a_long_or_large_sqlite_read_goes_through_the_engine(
+    make_client: MakeClient,
+    app: FastAPI,
+    recorder: RecordingSummarizer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = await make_client(app)
+    await create_session(client, id="s")
+    await append(client, "s", *turns(6))
+    monkeypatch.setattr(context_rows, "MAX_LOOP_ROWS", 5)
+    driver, orm = _assemblers(app, recorder)
+    read = context_rows._SqliteReads.messages_after
+    calls: list[int] = []
+
+    async def counted(self: context_rows._SqliteReads, pk: int, after: int) -> object:
+        calls.append(after)
+        return await read(self, pk, after)
+
+    monkeypatch.setattr(context_rows._SqliteReads, "messages_after", counted)
+    assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])
+    if app.state.engine.dialect.name == "sqlite":
+        assert calls == []  # 12 rows > 5: not read on the loop
+    monkeypatch.setattr(context_rows, "MAX_LOOP_ROWS", 400)
+    monkeypatch.setattr(context_rows, "MAX_LOOP_BYTES", 2000)  # a few messages' worth
+    assert await driver._load("s", OPTIONS[1]) == await orm._load("s", OPTIONS[1])
+    if app.state.engine.dialect.name == "sqlite":
+        assert len(calls) == 1  # begun on the loop, given up past the bytes, read again
+    with pytest.raises(SessionNotFound):
+        await driver._load("nope", OPTIONS[0])
+    assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])  # reusable

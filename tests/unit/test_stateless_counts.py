@@ -1,0 +1,184 @@
+"""Counting a posted history newest → oldest (app/services/stateless_counts.py) serves the
+context that counting every message serves, and counts far fewer when the history is long."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.context_settings import ContextSettings
+from app.core.errors import BudgetTooSmall
+from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
+from app.engine.budget import compute_budget, estimate_limit
+from app.services.assemble_context import _assemble_newest
+from app.services.stateless_counts import count_all, count_newest, parse_messages
+from app.tokens.counter import TiktokenCounter, counter_for_encoding
+
+WORDS = ["alpha", "beta", "gamma", "delta", "the", "file", "x = 1", "error:", "\n", "β", "🙂"]
+
+
+@st.composite
+def texts(draw: Any) -> str:
+    size = draw(st.sampled_from([0, 3, 20, 120, 700, 2600]))
+    seed = draw(st.integers(0, 10_000))
+    return " ".join(WORDS[(seed + i * 7) % len(WORDS)] for i in range(size // 5 + 1))
+
+
+@st.composite
+def histories(draw: Any) -> list[dict[str, Any]]:
+    """OpenAI- and Anthropic-shaped turns with tool traffic, and the odd broken piece: an
+    orphan result, a call without a result, a mid-history system message, an empty text."""
+    messages: list[dict[str, Any]] = []
+    calls = 0
+    for _ in range(draw(st.integers(1, 40))):
+        kind = draw(st.sampled_from(["user", "assistant", "openai_tool", "anthropic_tool", "odd"]))
+        if kind == "user":
+            messages.append({"role": "user", "content": draw(texts())})
+        elif kind == "assistant":
+            messages.append({"role": "assistant", "content": draw(texts()) or "ok"})
+        elif kind == "openai_tool":
+            calls += 1
+            arguments = json.dumps({"path": f"f{calls}.py", "body": draw(texts())})
+            function = {"name": "read", "arguments": arguments}
+            call = {"id": f"c{calls}", "type": "function", "function": function}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            if draw(st.booleans()) or draw(st.booleans()):
+                messages.append(
+                    {"role": "tool", "tool_call_id": f"c{calls}", "content": draw(texts())}
+                )
+        elif kind == "anthropic_tool":
+            calls += 1
+            use = {
+                "type": "tool_use",
+                "id": f"t{calls}",
+                "name": "grep",
+                "input": {"q": draw(texts())},
+            }
+            messages.append({"role": "assistant", "content": [use]})
+            result = {"type": "tool_result", "tool_use_id": f"t{calls}", "content": draw(texts())}
+            messages.append({"role": "user", "content": [result]})
+        else:
+            messages.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            {"role": "system", "content": "Note: be brief."},
+                            {"role": "tool", "tool_call_id": "nowhere", "content": "stray"},
+                            {"role": "user", "content": " "},
+                        ]
+                    )
+                )
+            )
+    return messages
+
+
+def _both(
+    raw: list[dict[str, Any]], request: AssemblyInput, counter: TiktokenCounter
+) -> tuple[AssemblyResult | str, AssemblyResult | str]:
+    parsed = parse_messages(raw)
+
+    def lazy() -> AssemblyResult:
+        # Without the service's fallback, so a wrong window shows here.
+        budget = compute_budget(request.context_window, request.settings, request.max_tokens)
+        messages, uncounted = count_newest(
+            parsed,
+            counter,
+            limit=estimate_limit(budget.tokens, 1.0),
+            pin_first=request.settings.pin_first_message,
+            keep_system=request.format == "raw",
+            keep_recent=request.settings.keep_recent,
+        )
+        result = assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
+        assert uncounted <= set(result.dropped), "an uncounted message was sent"
+        return result
+
+    def full() -> AssemblyResult:
+        messages = tuple(count_all(parsed, counter))
+        return assemble(dataclasses.replace(request, messages=messages), counter)
+
+    outcomes: list[AssemblyResult | str] = []
+    for run in (lazy, full):
+        try:
+            outcomes.append(run())
+        except BudgetTooSmall as exc:
+            outcomes.append(f"too small: {exc.message}")
+    return outcomes[0], outcomes[1]
+
+
+def _comparable(result: AssemblyResult | str) -> Any:
+    if isinstance(result, str):
+        return result
+    sent = [(e.id, e.status, e.tokens) for e in result.explain if e.status != "dropped"]
+    return (dataclasses.replace(result, explain=()), sent)
+
+
+COUNTER = counter_for_encoding("cl100k_base")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    raw=histories(),
+    max_tokens=st.integers(40, 4000),
+    keep_recent=st.integers(0, 8),
+    fmt=st.sampled_from(["anthropic", "openai", "raw"]),
+    pin=st.booleans(),
+    prune_target=st.sampled_from([0.3, 0.6, 0.9]),
+)
+def test_newest_first_counting_serves_what_counting_everything_serves(
+    raw: list[dict[str, Any]],
+    max_tokens: int,
+    keep_recent: int,
+    fmt: Any,
+    pin: bool,
+    prune_target: float,
+) -> None:
+    request = AssemblyInput(
+        messages=(),
+        context_window=200_000,
+        settings=ContextSettings(
+            keep_recent=keep_recent, pin_first_message=pin, prune_target=prune_target
+        ),
+        system_prompt="You are terse.",
+        max_tokens=max_tokens,
+        format=fmt,
+        mode="never",
+    )
+    lazy, full = _both(raw, request, COUNTER)
+    assert _comparable(lazy) == _comparable(full)
+
+
+class _Tally:
+    """COUNTER, counting how many messages it counts."""
+
+    def __init__(self) -> None:
+        self.messages = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(COUNTER, name)
+
+    def count_message(self, message: Any) -> int:
+        self.messages += 1
+        return COUNTER.count_message(message)
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_a_long_history_is_counted_only_near_its_end(explain: bool) -> None:
+    raw = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "word " * 150}
+        for i in range(400)
+    ]
+    request = AssemblyInput(messages=(), context_window=200_000, max_tokens=4000, mode="never")
+    tally = _Tally()
+    result = _assemble_newest(request, parse_messages(raw), tally, explain=explain)  # type: ignore[arg-type]
+    assert 0 < result.messages_included < 40
+    if explain:  # every message's tokens are reported
+        assert tally.messages >= 400
+    else:  # two windows of ~26 messages each, and the pinned first message
+        assert tally.messages < 80
+    lazy, full = _both(raw, request, COUNTER)
+    assert _comparable(lazy) == _comparable(full)
