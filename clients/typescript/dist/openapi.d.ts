@@ -216,8 +216,8 @@ export interface paths {
          * Get Context
          * @description The history to send next, under the budget; folds first when it must
          *     (docs/reference.md §Assembly).
-         *     A repeat of an unchanged context is served from the replica's cache
-         *     (app/services/served_cache.py); a preview never is.
+         *     A repeat of an unchanged context is served from the replica's cache before it gets here
+         *     (app/api/served_context.py); a preview never is.
          */
         get: operations["get_context_sessions__session_id__context_get"];
         put?: never;
