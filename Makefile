@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: wrk install run demo screenshots test lint format migrate bench bench-profile bench-quality clean
+.PHONY: wrk install run demo screenshots test lint format migrate bench bench-profile bench-quality ts-client clean
 
 install: $(STAMP)
 
@@ -65,6 +65,10 @@ bench-profile: $(VENV)/.bench-installed
 # Facts kept by summaries of the real transcripts in ../shared/real-transcripts.
 bench-quality: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.quality
+
+# The TypeScript client after an API change: types from this app's schema, dist/ rebuilt.
+ts-client: install
+	cd clients/typescript && npm ci --prefer-offline --no-audit --no-fund && npm run generate-types && npm run build
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

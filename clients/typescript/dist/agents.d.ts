@@ -1,0 +1,24 @@
+import type { AgentInputItem, Session } from '@openai/agents';
+import { FoldwiseClient } from './client.js';
+import type { ContextQuery, SessionCreate } from './types.js';
+export interface FoldwiseSessionOptions {
+    /** Default: `new FoldwiseClient()` (FOLDWISE_BASE_URL, FOLDWISE_API_KEY). */
+    client?: FoldwiseClient;
+    /** How the Foldwise session is created when it does not exist yet (`model`, `system_prompt`, …). */
+    sessionOptions?: Omit<SessionCreate, 'id'>;
+    /** Query of every context read (`max_tokens`, `model`, any context setting). */
+    contextOptions?: Omit<ContextQuery, 'format'>;
+}
+export declare class FoldwiseSession implements Session {
+    readonly sessionId: string;
+    readonly client: FoldwiseClient;
+    private readonly sessionOptions;
+    private readonly contextOptions;
+    constructor(sessionId: string, options?: FoldwiseSessionOptions);
+    getSessionId(): Promise<string>;
+    getItems(limit?: number): Promise<AgentInputItem[]>;
+    addItems(items: AgentInputItem[]): Promise<void>;
+    popItem(): Promise<AgentInputItem | undefined>;
+    clearSession(): Promise<void>;
+    private createSession;
+}

@@ -1,0 +1,122 @@
+// One request, with the client's policy (the Python client's too): bearer auth, a timeout
+// per attempt, and retries with backoff on 503 (the server changed nothing) and on connection
+// errors and timeouts: always when the request never left, otherwise only for calls whose
+// replay cannot change the result (an append is such a call, through its client_ids).
+import { APIConnectionError, APITimeoutError, InternalServerError, errorFromResponse } from './errors.js';
+// Backoff: 250 ms doubling to at most 10 s, each wait jittered to 50-100% of its value so
+// clients that failed together do not come back together.
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_CAP_MS = 10_000;
+// A longer Retry-After is cut to this (the server sends 1 s with its 503s).
+const RETRY_AFTER_CAP_MS = 10_000;
+// Errors whose request cannot have reached the server: always safe to retry.
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+export class Transport {
+    options;
+    constructor(options) {
+        this.options = options;
+    }
+    async request(call, options = {}) {
+        const maxRetries = options.maxRetries ?? this.options.maxRetries;
+        for (let attempt = 0;; attempt++) {
+            let status;
+            let text;
+            let retryAfter;
+            try {
+                ({ status, text, retryAfter } = await this.attempt(call, options));
+            }
+            catch (error) {
+                if (!(error instanceof APIConnectionError))
+                    throw error;
+                if (attempt >= maxRetries || !(call.replayable || notSent(error)))
+                    throw error;
+                await sleep(backoff(attempt), options.signal);
+                continue;
+            }
+            if (status >= 200 && status < 300)
+                return parseBody(status, text);
+            if (status === 503 && attempt < maxRetries) {
+                await sleep(retryAfterMs(retryAfter) ?? backoff(attempt), options.signal);
+                continue;
+            }
+            throw errorFromResponse(status, text);
+        }
+    }
+    async attempt(call, options) {
+        const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+        const timeout = AbortSignal.timeout(timeoutMs);
+        const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+        const headers = { Accept: 'application/json', ...this.options.headers };
+        if (this.options.apiKey)
+            headers.Authorization = `Bearer ${this.options.apiKey}`;
+        if (call.body !== undefined)
+            headers['Content-Type'] = 'application/json';
+        try {
+            const response = await this.options.fetch(this.url(call), {
+                method: call.method,
+                headers,
+                body: call.body === undefined ? undefined : JSON.stringify(call.body),
+                signal,
+            });
+            const text = await response.text();
+            return { status: response.status, text, retryAfter: response.headers.get('retry-after') };
+        }
+        catch (error) {
+            if (options.signal?.aborted)
+                throw options.signal.reason;
+            if (timeout.aborted) {
+                throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, {
+                    cause: error,
+                });
+            }
+            const message = error instanceof Error ? error.message : String(error);
+            throw new APIConnectionError(`${call.method} ${call.path}: ${message}`, { cause: error });
+        }
+    }
+    url(call) {
+        const url = new URL(this.options.baseUrl.replace(/\/+$/, '') + call.path);
+        for (const [key, value] of Object.entries(call.query ?? {})) {
+            if (value !== undefined && value !== null)
+                url.searchParams.set(key, String(value));
+        }
+        return url.toString();
+    }
+}
+function parseBody(status, text) {
+    if (status === 204 || text === '')
+        return undefined;
+    try {
+        return JSON.parse(text);
+    }
+    catch {
+        throw new InternalServerError(status, 'invalid_response', `HTTP ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
+    }
+}
+function notSent(error) {
+    const code = error.cause?.cause?.code;
+    return typeof code === 'string' && NOT_SENT.has(code);
+}
+function backoff(attempt) {
+    const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+    return ceiling * (0.5 + Math.random() / 2);
+}
+function retryAfterMs(header) {
+    if (header === null || !/^\d+(\.\d+)?$/.test(header.trim()))
+        return null;
+    return Math.min(RETRY_AFTER_CAP_MS, Number(header) * 1000);
+}
+function sleep(ms, signal) {
+    return new Promise((resolve, reject) => {
+        if (signal?.aborted)
+            return reject(signal.reason);
+        const onAbort = () => {
+            clearTimeout(timer);
+            reject(signal?.reason);
+        };
+        const timer = setTimeout(() => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+        }, ms);
+        signal?.addEventListener('abort', onAbort, { once: true });
+    });
+}

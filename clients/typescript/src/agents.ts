@@ -1,0 +1,110 @@
+// FoldwiseSession: the OpenAI Agents SDK's `Session` over a Foldwise session (the Python
+// client's FoldwiseSession, in TypeScript). Only types come from @openai/agents.
+//
+// - getItems(limit) is the context Foldwise serves (format=openai_responses), not the whole
+//   stored history: older turns folded into a summary, the rest under the budget. By default
+//   the summary comes as a leading user/assistant pair (summary_placement=messages: the SDK
+//   sends the agent's own instructions); a system prompt set on the Foldwise session comes
+//   first as a system item. With `limit`, the newest `limit` items.
+// - addItems(items) appends them (a client_id each, so a retried append stores once),
+//   creating the Foldwise session on the first append; the server groups an assistant turn's
+//   reasoning, text and calls into one stored message.
+// - popItem() removes exactly one item: a stored message holding several gives its last
+//   item, and the others are appended again. Folded messages cannot be popped (409).
+// - clearSession() starts a fresh context (POST …/clear); stored messages stay.
+import type { AgentInputItem, Session } from '@openai/agents';
+import { fromResponsesItems, toResponsesItem } from './agents-items.js';
+import { FoldwiseClient } from './client.js';
+import { NoMessagesError, SessionExistsError, SessionNotFoundError } from './errors.js';
+import type { ContextQuery, MessageInput, SessionCreate } from './types.js';
+
+export interface FoldwiseSessionOptions {
+  /** Default: `new FoldwiseClient()` (FOLDWISE_BASE_URL, FOLDWISE_API_KEY). */
+  client?: FoldwiseClient;
+  /** How the Foldwise session is created when it does not exist yet (`model`, `system_prompt`, …). */
+  sessionOptions?: Omit<SessionCreate, 'id'>;
+  /** Query of every context read (`max_tokens`, `model`, any context setting). */
+  contextOptions?: Omit<ContextQuery, 'format'>;
+}
+
+export class FoldwiseSession implements Session {
+  readonly client: FoldwiseClient;
+  private readonly sessionOptions: Omit<SessionCreate, 'id'>;
+  private readonly contextOptions: ContextQuery;
+
+  constructor(
+    readonly sessionId: string,
+    options: FoldwiseSessionOptions = {},
+  ) {
+    this.client = options.client ?? new FoldwiseClient();
+    this.sessionOptions = options.sessionOptions ?? {};
+    this.contextOptions = {
+      summary_placement: 'messages',
+      ...options.contextOptions,
+      format: 'openai_responses',
+    };
+  }
+
+  async getSessionId(): Promise<string> {
+    return this.sessionId;
+  }
+
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    if (limit !== undefined && limit <= 0) return [];
+    let context;
+    try {
+      context = await this.client.context(this.sessionId, this.contextOptions);
+    } catch (error) {
+      if (error instanceof SessionNotFoundError) return [];
+      throw error;
+    }
+    const items = fromResponsesItems(context.messages);
+    if (typeof context.system === 'string' && context.system) {
+      items.unshift({ type: 'message', role: 'system', content: context.system });
+    }
+    return (limit === undefined ? items : items.slice(-limit)) as AgentInputItem[];
+  }
+
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const messages = items.map((item) => toResponsesItem(item) as MessageInput);
+    try {
+      await this.client.appendMessages(this.sessionId, messages);
+    } catch (error) {
+      if (!(error instanceof SessionNotFoundError)) throw error;
+      await this.createSession();
+      await this.client.appendMessages(this.sessionId, messages);
+    }
+  }
+
+  async popItem(): Promise<AgentInputItem | undefined> {
+    let popped;
+    try {
+      popped = await this.client.popMessage(this.sessionId);
+    } catch (error) {
+      if (error instanceof NoMessagesError || error instanceof SessionNotFoundError) return undefined;
+      throw error;
+    }
+    const rest = popped.items.slice(0, -1);
+    // A reasoning item alone cannot be stored (nor sent): it goes with the item it preceded.
+    if (rest.some((item) => item.type !== 'reasoning'))
+      await this.client.appendMessages(this.sessionId, rest);
+    return fromResponsesItems(popped.items).at(-1) as AgentInputItem | undefined;
+  }
+
+  async clearSession(): Promise<void> {
+    try {
+      await this.client.clear(this.sessionId);
+    } catch (error) {
+      if (!(error instanceof SessionNotFoundError)) throw error;
+    }
+  }
+
+  private async createSession(): Promise<void> {
+    try {
+      await this.client.createSession({ ...this.sessionOptions, id: this.sessionId });
+    } catch (error) {
+      if (!(error instanceof SessionExistsError)) throw error;
+    }
+  }
+}

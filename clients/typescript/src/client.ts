@@ -1,0 +1,233 @@
+// FoldwiseClient: one method per route (docs/reference.md §Routes). Request and response
+// fields are the wire's own (snake_case), typed from the server's OpenAPI schema.
+import { withParams, type ContextParams } from './context.js';
+import { Transport, type Call, type RequestOptions } from './http.js';
+import type {
+  AppendResult,
+  AssembleRequest,
+  AssembleResponse,
+  ContextQuery,
+  ContextResponse,
+  CountTokensRequest,
+  CountTokensResponse,
+  ListMessagesQuery,
+  ListSessionsQuery,
+  ListSummariesQuery,
+  MessageInput,
+  MessagePage,
+  ModelInfo,
+  ModelList,
+  PoppedMessage,
+  Session,
+  SessionCreate,
+  SessionPage,
+  SessionSummarizeRequest,
+  SessionSummarizeResponse,
+  SessionUpdate,
+  StoredMessage,
+  SummarizeRequest,
+  SummarizeResponse,
+  SummaryHistoryPage,
+  UsageReport,
+  UsageReportResponse,
+} from './types.js';
+
+export interface ClientOptions {
+  /** Default: `FOLDWISE_BASE_URL`, else http://127.0.0.1:8000 (`make run`). */
+  baseUrl?: string;
+  /** Sent as `Authorization: Bearer <key>`. Default: `FOLDWISE_API_KEY`, else none (open mode). */
+  apiKey?: string;
+  /** Per attempt. Default 75 s: longer than the server's own 60 s request deadline (then a 503). */
+  timeoutMs?: number;
+  /** Retries after a 503 or a connection error. Default 2. */
+  maxRetries?: number;
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+}
+
+export type Context = ContextResponse & ContextParams;
+export type AssembledContext = AssembleResponse & ContextParams;
+
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8000';
+const DEFAULT_TIMEOUT_MS = 75_000;
+const DEFAULT_MAX_RETRIES = 2;
+
+function env(name: string): string | undefined {
+  const value = typeof process === 'undefined' ? undefined : process.env?.[name];
+  return value ? value : undefined;
+}
+
+const at = (sessionId: string, rest = '') => `/sessions/${encodeURIComponent(sessionId)}${rest}`;
+
+export class FoldwiseClient {
+  private readonly transport: Transport;
+
+  constructor(options: ClientOptions = {}) {
+    this.transport = new Transport({
+      baseUrl: options.baseUrl ?? env('FOLDWISE_BASE_URL') ?? DEFAULT_BASE_URL,
+      apiKey: options.apiKey ?? env('FOLDWISE_API_KEY'),
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      headers: options.headers ?? {},
+    });
+  }
+
+  private call<T>(call: Call, options?: RequestOptions): Promise<T> {
+    return this.transport.request<T>(call, options);
+  }
+
+  // Sessions
+
+  /** SessionExistsError (409) when the id is taken. Not replayed after a connection error. */
+  createSession(body: SessionCreate = {}, options?: RequestOptions): Promise<Session> {
+    return this.call({ method: 'POST', path: '/sessions', body, replayable: false }, options);
+  }
+
+  /** SessionNotFoundError (404) for an unknown id, or another tenant's. */
+  getSession(sessionId: string, options?: RequestOptions): Promise<Session> {
+    return this.call({ method: 'GET', path: at(sessionId), replayable: true }, options);
+  }
+
+  /** One page; pass `next_cursor` back as `cursor` (or use `iterSessions`). */
+  listSessions(query: ListSessionsQuery = {}, options?: RequestOptions): Promise<SessionPage> {
+    return this.call({ method: 'GET', path: '/sessions', query, replayable: true }, options);
+  }
+
+  /** Every session of the listing, page after page. */
+  async *iterSessions(query: ListSessionsQuery = {}, options?: RequestOptions): AsyncGenerator<Session> {
+    let cursor = query.cursor ?? null;
+    do {
+      const page = await this.listSessions({ ...query, cursor }, options);
+      yield* page.sessions;
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  }
+
+  /** `settings` merges key by key (null removes one), `metadata` replaces, null clears a field. */
+  updateSession(sessionId: string, body: SessionUpdate, options?: RequestOptions): Promise<Session> {
+    return this.call({ method: 'PATCH', path: at(sessionId), body, replayable: true }, options);
+  }
+
+  /** Removes the session with its messages and summaries. */
+  async deleteSession(sessionId: string, options?: RequestOptions): Promise<void> {
+    await this.call({ method: 'DELETE', path: at(sessionId), replayable: true }, options);
+  }
+
+  // Messages
+
+  /**
+   * Appends a batch atomically. Messages without a `client_id` get a random one before the
+   * first attempt, so a retry after a lost response returns the stored messages
+   * (`duplicate: true`) instead of storing them twice.
+   */
+  appendMessages(
+    sessionId: string,
+    messages: readonly MessageInput[],
+    options?: RequestOptions,
+  ): Promise<AppendResult> {
+    const identified = messages.map((message) =>
+      message.client_id ? message : { ...message, client_id: crypto.randomUUID() },
+    );
+    const call: Call = {
+      method: 'POST',
+      path: at(sessionId, '/messages'),
+      body: { messages: identified },
+      replayable: true,
+    };
+    return this.call(call, options);
+  }
+
+  /** One page in seq order; pass `next_after_seq` back as `after_seq` (or use `iterMessages`). */
+  listMessages(
+    sessionId: string,
+    query: ListMessagesQuery = {},
+    options?: RequestOptions,
+  ): Promise<MessagePage> {
+    return this.call({ method: 'GET', path: at(sessionId, '/messages'), query, replayable: true }, options);
+  }
+
+  /** Every stored message after `after_seq`, page after page. */
+  async *iterMessages(
+    sessionId: string,
+    query: ListMessagesQuery = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<StoredMessage> {
+    let afterSeq: number | null = query.after_seq ?? 0;
+    do {
+      const page = await this.listMessages(sessionId, { ...query, after_seq: afterSeq }, options);
+      yield* page.messages;
+      afterSeq = page.next_after_seq;
+    } while (afterSeq !== null);
+  }
+
+  /**
+   * Removes and returns the newest stored message (404 NotFoundError `no_messages` when there
+   * is none, 409 ConflictError when a summary already covers it). Never replayed.
+   */
+  popMessage(sessionId: string, options?: RequestOptions): Promise<PoppedMessage> {
+    return this.call({ method: 'DELETE', path: at(sessionId, '/messages/last'), replayable: false }, options);
+  }
+
+  // Context
+
+  /** What to send next, under the budget; `format` defaults to `anthropic`. */
+  async context(sessionId: string, query: ContextQuery = {}, options?: RequestOptions): Promise<Context> {
+    const call: Call = { method: 'GET', path: at(sessionId, '/context'), query, replayable: true };
+    return withParams(await this.call<ContextResponse>(call, options));
+  }
+
+  /** Stateless: prunes and drops posted messages to the budget, never summarizes. */
+  async assembleContext(body: AssembleRequest, options?: RequestOptions): Promise<AssembledContext> {
+    const call: Call = { method: 'POST', path: '/assemble-context', body, replayable: true };
+    return withParams(await this.call<AssembleResponse>(call, options));
+  }
+
+  /** Folds now; `folded: false` when nothing is left to fold. Not replayed after a connection error. */
+  summarize(
+    sessionId: string,
+    body: SessionSummarizeRequest = {},
+    options?: RequestOptions,
+  ): Promise<SessionSummarizeResponse> {
+    return this.call({ method: 'POST', path: at(sessionId, '/summarize'), body, replayable: false }, options);
+  }
+
+  /** Summary history, newest version first. */
+  listSummaries(
+    sessionId: string,
+    query: ListSummariesQuery = {},
+    options?: RequestOptions,
+  ): Promise<SummaryHistoryPage> {
+    return this.call({ method: 'GET', path: at(sessionId, '/summaries'), query, replayable: true }, options);
+  }
+
+  /** Starts a fresh context: later contexts hold only messages appended after this. */
+  clear(sessionId: string, options?: RequestOptions): Promise<Session> {
+    return this.call({ method: 'POST', path: at(sessionId, '/clear'), replayable: false }, options);
+  }
+
+  /** Reports the provider's `input_tokens` for the last context served for `model` (calibration). */
+  reportUsage(sessionId: string, body: UsageReport, options?: RequestOptions): Promise<UsageReportResponse> {
+    return this.call({ method: 'POST', path: at(sessionId, '/usage'), body, replayable: false }, options);
+  }
+
+  // Stateless helpers
+
+  /** `text`, or `messages` and/or `tools`, counted for `model`. */
+  countTokens(body: CountTokensRequest, options?: RequestOptions): Promise<CountTokensResponse> {
+    return this.call({ method: 'POST', path: '/count-tokens', body, replayable: true }, options);
+  }
+
+  /** A summary of posted messages (and a previous summary); nothing stored. */
+  summarizeContext(body: SummarizeRequest, options?: RequestOptions): Promise<SummarizeResponse> {
+    return this.call({ method: 'POST', path: '/summarize-context', body, replayable: true }, options);
+  }
+
+  /** The model registry's entries. */
+  async listModels(options?: RequestOptions): Promise<ModelInfo[]> {
+    const list = await this.call<ModelList>({ method: 'GET', path: '/models', replayable: true }, options);
+    return list.models;
+  }
+}
