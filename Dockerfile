@@ -11,9 +11,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /srv/foldwise
 
-# Dependencies first (cached layer), every one pinned by hash.
-COPY requirements.lock ./
-RUN pip install --require-hashes --no-deps -r requirements.lock
+# Dependencies first (cached layer): the service's own, every one pinned by hash (the same
+# versions and hashes as requirements.lock, which adds the test and client tooling).
+COPY requirements-serve.lock ./
+RUN pip install --require-hashes --no-deps -r requirements-serve.lock
 
 COPY pyproject.toml README.md alembic.ini ./
 COPY alembic ./alembic
