@@ -125,11 +125,12 @@ USER_MESSAGES_PAGE = (
 )
 
 
-def to_engine(row: Row[Any]) -> EngineMessage:
+def to_engine(row: Row[Any] | Message) -> EngineMessage:
+    """A message row (the context reads' plain rows, or a stored `Message`) for the engine."""
     return EngineMessage(
         id=row.id,
         seq=row.seq,
-        role=row.role,
+        role=row.role,  # type: ignore[arg-type]  # stored roles are validated Roles
         content=row.content,
         tokens=row.token_count,
         name=row.name,

@@ -28,11 +28,11 @@ from app.core.settings import Settings
 from app.engine.items import Posted, normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.responses import message_items
 from app.engine.shapes import NormalizedMessage
-from app.engine.types import Message as EngineMessage
 from app.models import Message, Session
 from app.models.base import utcnow
 from app.models.message import new_id
 from app.repositories import MessageRepository, SessionRepository
+from app.repositories.context import to_engine
 from app.schemas.messages import (
     AppendedMessage,
     AppendResult,
@@ -217,14 +217,4 @@ class MessageService:
 
 def _as_items(row: Message) -> list[dict[str, Any]]:
     """One stored message as Responses input items (no summary, no system prompt)."""
-    message = EngineMessage(
-        id=row.id,
-        seq=row.seq,
-        role=row.role,  # type: ignore[arg-type]  # stored roles are validated Roles
-        content=row.content,
-        tokens=row.token_count,
-        name=row.name,
-        tool_calls=row.tool_calls,
-        tool_call_id=row.tool_call_id,
-    )
-    return message_items(message)
+    return message_items(to_engine(row))

@@ -48,6 +48,15 @@ class TestRemove:
         assert turn["items"] == [REASONING, call("c1")]
         assert [r["seq"] for r in await stored(client, "s")] == [1]
 
+    async def test_items_keep_the_ids_they_were_posted_with(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        # As the context does: the Agents SDK pairs items by id, so a popped item keeps it.
+        await create_session(client, id="s")
+        with_id = {**call("c1"), "id": "fc_1", "status": "completed"}
+        await append(client, "s", said("user", "go"), with_id)
+        assert (await popped(client, "s"))["items"] == [with_id]
+
     async def test_counters_follow_and_seqs_are_not_reused(self, client: httpx.AsyncClient) -> None:
         await create_session(client, id="s")
         appended = await append(client, "s", user("one"), assistant("two"), user("three"))
