@@ -136,6 +136,8 @@ def excerpt(text: str) -> str:
 
 def prune_message(message: Message, counter: TokenCounter) -> Message | None:
     """The message with its bulky texts excerpted, or None when nothing bulky would shrink."""
+    if message.tokens <= 0:  # not counted (stateless routes): nothing to save
+        return None
     texts = {
         slot: excerpt(text) for slot, text in text_slots(message) if len(text) > PRUNE_MIN_CHARS
     }
