@@ -28,14 +28,17 @@ CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 # 16 hex digits of SHA-256 per element: collisions are out of reach for one session.
 CHAIN_HEX = 16
+# json.dumps(sort_keys=True, ensure_ascii=False, default=str), its encoder built once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
 def count_markers(value: Any) -> int:
     """How many `cache_control` keys `value` (messages, tools) already carries."""
     if isinstance(value, dict):
-        return ("cache_control" in value) + sum(count_markers(v) for v in value.values())
+        found = "cache_control" in value
+        return found + sum(count_markers(v) for v in value.values() if isinstance(v, dict | list))
     if isinstance(value, list):
-        return sum(count_markers(v) for v in value)
+        return sum(count_markers(v) for v in value if isinstance(v, dict | list))
     return 0
 
 
@@ -102,7 +105,9 @@ def prefix_chain(
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(unmarked(value), sort_keys=True, ensure_ascii=False, default=str)
+    text = _CANONICAL.encode(value)
+    # Without the name anywhere there is no marker to leave out (the usual case: one pass).
+    return text if "cache_control" not in text else _CANONICAL.encode(unmarked(value))
 
 
 def unmarked(value: Any) -> Any:

@@ -29,22 +29,30 @@ class Message:
     tool_call_id: str | None = None  # OpenAI role=tool result
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def call_ids(self) -> tuple[str, ...]:
-        """Ids of the tool calls this message makes (OpenAI tool_calls or Anthropic tool_use)."""
-        ids = [str(call.get("id")) for call in self.tool_calls or () if call.get("id")]
-        if isinstance(self.content, list):
-            ids += [str(b["id"]) for b in self.content if b.get("type") == "tool_use" and "id" in b]
-        return tuple(ids)
+    call_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Ids of the tool calls this message makes (OpenAI tool_calls or Anthropic tool_use)."""
+    result_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Ids of the tool calls this message answers (OpenAI tool_call_id or tool_result)."""
 
-    @property
-    def result_ids(self) -> tuple[str, ...]:
-        """Ids of the tool calls this message answers (OpenAI tool_call_id or tool_result)."""
-        ids = [self.tool_call_id] if self.tool_call_id else []
-        if isinstance(self.content, list):
-            ids += [
-                str(b["tool_use_id"])
-                for b in self.content
-                if b.get("type") == "tool_result" and "tool_use_id" in b
-            ]
-        return tuple(ids)
+    def __post_init__(self) -> None:
+        # Computed once: grouping, pruning and validation ask for them many times per message.
+        object.__setattr__(self, "call_ids", _call_ids(self))
+        object.__setattr__(self, "result_ids", _result_ids(self))
+
+
+def _call_ids(message: Message) -> tuple[str, ...]:
+    ids = [str(call.get("id")) for call in message.tool_calls or () if call.get("id")]
+    if isinstance(message.content, list):
+        ids += [str(b["id"]) for b in message.content if b.get("type") == "tool_use" and "id" in b]
+    return tuple(ids)
+
+
+def _result_ids(message: Message) -> tuple[str, ...]:
+    ids = [message.tool_call_id] if message.tool_call_id else []
+    if isinstance(message.content, list):
+        ids += [
+            str(b["tool_use_id"])
+            for b in message.content
+            if b.get("type") == "tool_result" and "tool_use_id" in b
+        ]
+    return tuple(ids)

@@ -4,10 +4,10 @@ The same three reads as `ContextRepository` (the session row with the tenant's c
 the messages after a seq, a page of user messages) in one read-only snapshot, on the
 connections of the stamp reader (app/repositories/stamps.py): on SQLite its `sqlite3`
 connection, on the event loop, between `BEGIN` and `COMMIT` with no await in between (a
-snapshot no other coroutine can touch); on PostgreSQL one of its asyncpg connections in a
-`REPEATABLE READ READ ONLY` transaction. SQLAlchemy's statement, execution and result layers
-cost more than the reads themselves here, and on SQLite each of its statements is several
-hops to aiosqlite's thread.
+snapshot no other coroutine can touch); on PostgreSQL one statement on one of its asyncpg
+connections (a statement sees one snapshot: no transaction, one round trip). SQLAlchemy's
+statement, execution and result layers cost more than the reads themselves here, and on
+SQLite each of its statements is several hops to aiosqlite's thread.
 
 Rows are decoded to exactly what the ORM reads (`tests/api/test_context_rows.py` holds the
 two snapshots equal). SQLite reads on the loop only what `MAX_LOOP_ROWS` and
@@ -41,6 +41,11 @@ MAX_LOOP_BYTES = 1 << 20
 
 class TooLongForTheLoop(Exception):
     """The SQLite snapshot would read more than the loop should: read through the engine."""
+
+
+class NotInSnapshot(Exception):
+    """A read the PostgreSQL statement did not bring (a later page of pinned-message
+    candidates): the whole snapshot is read again through the engine, in one transaction."""
 
 
 _SESSION_COLUMNS = (
@@ -91,10 +96,30 @@ def _page_sql(p: list[str]) -> str:
     )
 
 
+def _postgres_context_sql() -> str:
+    """One statement, so one snapshot with no transaction around it: the session row, the
+    tenant's calibrations, the messages after the floor (`summary_through_seq`, or with $3
+    (explain) `cleared_through_seq`) and the first page of user messages up to the floor
+    (the pinned-message candidates), the last three as arrays of rows."""
+    columns = ", ".join(f"s.{c}" for c in _SESSION_COLUMNS)
+    message = f"ROW({', '.join(f'm.{c}' for c in _MESSAGE_COLUMNS.split(', '))})"
+    floor = "GREATEST(s.summary_through_seq, s.cleared_through_seq)"
+    messages = f"FROM {Message.__tablename__} AS m WHERE m.session_id = s.pk"
+    return (
+        f"SELECT {columns}, "
+        f"ARRAY(SELECT ROW(c.family, c.ratio, c.samples) FROM {Calibration.__tablename__} AS c "
+        "WHERE c.tenant = s.tenant), "
+        f"ARRAY(SELECT {message} {messages} "
+        f"AND m.seq > CASE WHEN $3 THEN s.cleared_through_seq ELSE {floor} END ORDER BY m.seq), "
+        f"ARRAY(SELECT {message} {messages} AND NOT $3 AND m.seq > s.cleared_through_seq "
+        f"AND m.seq <= {floor} AND m.role = 'user' ORDER BY m.seq LIMIT $4) "
+        f"FROM {Session.__tablename__} AS s WHERE s.tenant = $1 AND s.external_id = $2"
+    )
+
+
 _QMARKS = ["?"] * 4
-_NUMBERED = ["$1", "$2", "$3", "$4"]
 SQLITE = (_session_sql(_QMARKS), _after_sql(_QMARKS), _page_sql(_QMARKS))
-POSTGRES = (_session_sql(_NUMBERED), _after_sql(_NUMBERED), _page_sql(_NUMBERED))
+POSTGRES_CONTEXT = _postgres_context_sql()
 
 
 def _json(value: Any) -> Any:
@@ -161,7 +186,8 @@ class DriverReads(ContextReads, Protocol):
         ...
 
 
-DriverSnapshot = Callable[[], AbstractAsyncContextManager[DriverReads]]
+# Called with `explain` (a PostgreSQL snapshot reads every message after the clear marker).
+DriverSnapshot = Callable[[bool], AbstractAsyncContextManager[DriverReads]]
 
 
 class _SqliteReads:
@@ -197,31 +223,59 @@ class _SqliteReads:
 
 
 class _PostgresReads:
-    def __init__(self, connection: Any) -> None:
-        self.connection = connection
+    """Everything a context reads, fetched by `session_for_context` in one statement (one
+    round trip instead of BEGIN, three SELECTs and COMMIT); the message reads that follow
+    are answered from it."""
+
+    def __init__(self, reader: PostgresStampReader, explain: bool) -> None:
+        self.reader = reader
+        self.explain = explain
+        self.fetched: dict[tuple[Any, ...], list[EngineMessage]] = {}
 
     async def session_for_context(
         self, tenant: str, session_id: str
     ) -> tuple[Session, dict[str, CalibrationValue]]:
-        rows = await self.connection.fetch(POSTGRES[0], tenant, session_id)
-        return _session_and_calibrations([tuple(row) for row in rows], session_id)
+        async with self.reader.connection() as connection:
+            found = await connection.fetchrow(
+                POSTGRES_CONTEXT, tenant, session_id, self.explain, PINNED_PAGE
+            )
+        if found is None:
+            raise SessionNotFound(session_id)
+        width = len(_SESSION_COLUMNS)
+        row = session_row(tuple(found[:width]))
+        calibrations, live, page = found[width:]
+        floor = row.cleared_through_seq
+        floor = floor if self.explain else max(row.summary_through_seq, floor)
+        self.fetched = {
+            ("after", row.pk, floor): [engine_message(m) for m in live],
+            ("page", row.pk, row.cleared_through_seq, floor, PINNED_PAGE): [
+                engine_message(m) for m in page
+            ],
+        }
+        return row, {
+            family: CalibrationValue(family=family, ratio=ratio, samples=samples)
+            for family, ratio, samples in calibrations
+        }
+
+    def _fetched(self, key: tuple[Any, ...]) -> list[EngineMessage]:
+        if key not in self.fetched:
+            raise NotInSnapshot
+        return self.fetched[key]
 
     async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]:
-        rows = await self.connection.fetch(POSTGRES[1], session_pk, after_seq)
-        return [engine_message(tuple(row)) for row in rows]
+        return self._fetched(("after", session_pk, after_seq))
 
     async def user_messages_page(
         self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE
     ) -> list[EngineMessage]:
-        rows = await self.connection.fetch(POSTGRES[2], session_pk, after_seq, through_seq, limit)
-        return [engine_message(tuple(row)) for row in rows]
+        return self._fetched(("page", session_pk, after_seq, through_seq, limit))
 
     def takes(self, rows: int) -> bool:
         return True
 
 
 @asynccontextmanager
-async def sqlite_snapshot(reader: SqliteStampReader) -> AsyncIterator[DriverReads]:
+async def sqlite_snapshot(reader: SqliteStampReader, explain: bool) -> AsyncIterator[DriverReads]:
     connection = reader.connection()
     connection.execute("BEGIN")
     try:
@@ -231,21 +285,20 @@ async def sqlite_snapshot(reader: SqliteStampReader) -> AsyncIterator[DriverRead
 
 
 @asynccontextmanager
-async def postgres_snapshot(reader: PostgresStampReader) -> AsyncIterator[DriverReads]:
-    async with reader.connection() as connection:
-        transaction = connection.transaction(isolation="repeatable_read", readonly=True)
-        async with transaction:
-            yield _PostgresReads(connection)
+async def postgres_snapshot(
+    reader: PostgresStampReader, explain: bool
+) -> AsyncIterator[DriverReads]:
+    yield _PostgresReads(reader, explain)
 
 
 def driver_snapshot(reader: StampReader) -> DriverSnapshot | None:
     """The driver snapshot on the stamp reader's connections, or None (the engine's path)."""
     if isinstance(reader, SqliteStampReader):
         sqlite_reader = reader
-        return lambda: sqlite_snapshot(sqlite_reader)
+        return lambda explain: sqlite_snapshot(sqlite_reader, explain)
     if isinstance(reader, PostgresStampReader):
         postgres_reader = reader
-        return lambda: postgres_snapshot(postgres_reader)
+        return lambda explain: postgres_snapshot(postgres_reader, explain)
     return None
 
 
@@ -253,6 +306,7 @@ __all__ = [
     "ContextReads",
     "DriverReads",
     "DriverSnapshot",
+    "NotInSnapshot",
     "TooLongForTheLoop",
     "driver_snapshot",
     "engine_message",

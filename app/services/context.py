@@ -40,7 +40,12 @@ from app.repositories.context import (
     SessionVersion,
     session_version,
 )
-from app.repositories.context_rows import ContextReads, DriverSnapshot, TooLongForTheLoop
+from app.repositories.context_rows import (
+    ContextReads,
+    DriverSnapshot,
+    NotInSnapshot,
+    TooLongForTheLoop,
+)
 from app.schemas.common import SummaryState
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
@@ -198,12 +203,12 @@ class ContextAssembler:
     async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
         if self.driver_snapshot is not None:  # the same reads through the driver itself
             try:
-                async with self.driver_snapshot() as reads:
+                async with self.driver_snapshot(options.explain) as reads:
                     row, calibrations = await reads.session_for_context(self.tenant, session_id)
                     floor = row.cleared_through_seq if options.explain else row.summary_through_seq
                     if reads.takes(row.last_seq - max(floor, row.cleared_through_seq)):
                         return await self._snapshot(reads, row, calibrations, options)
-            except TooLongForTheLoop:
+            except (TooLongForTheLoop, NotInSnapshot):
                 pass
         async with read_scope(self.sessionmaker) as db:
             repo = ContextRepository(db)

@@ -97,3 +97,24 @@ async def test_a_long_or_large_sqlite_read_goes_through_the_engine(
     with pytest.raises(SessionNotFound):
         await driver._load("nope", OPTIONS[0])
     assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])  # reusable
+
+
+async def test_pinned_candidates_past_the_postgres_statement_read_again_in_a_transaction(
+    make_client: MakeClient,
+    app: FastAPI,
+    recorder: RecordingSummarizer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = await make_client(app)
+    await create_session(client, id="s")
+    calls = [
+        m for i in range(3) for m in (tool_use(f"t{i}", path="a.py"), tool_result(f"t{i}", "ok"))
+    ]
+    await append(client, "s", *calls, user("the task"), *turns(14))
+    assert (await client.get("/sessions/s/context", params={"max_tokens": 1200})).status_code == 200
+    # The statement's page holds only the first two user messages (tool results, unpinnable).
+    monkeypatch.setattr(context_rows, "PINNED_PAGE", 2)
+    driver, orm = _assemblers(app, recorder)
+    snapshot = await driver._load("s", OPTIONS[0])
+    assert snapshot == await orm._load("s", OPTIONS[0])
+    assert snapshot.summary is not None and snapshot.messages[0].content == "the task"
