@@ -23,9 +23,13 @@ class ContextInvariantError(RuntimeError):
         self.violations = violations
 
 
+def _is_block(value: Any) -> bool:
+    return isinstance(value, (dict, Mapping))  # dict first: a plain dict skips the ABC check
+
+
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = message.get("content")
-    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+    return [b for b in content if _is_block(b)] if isinstance(content, list) else []
 
 
 def _ids(message: Mapping[str, Any], kind: str, key: str) -> list[str]:
@@ -39,9 +43,7 @@ def _empty(content: Any) -> bool:
         return not content.strip()
     if isinstance(content, list):
         return not content or any(
-            isinstance(b, Mapping)
-            and b.get("type") == "text"
-            and not str(b.get("text", "")).strip()
+            _is_block(b) and b.get("type") == "text" and not str(b.get("text", "")).strip()
             for b in content
         )
     return False
@@ -63,7 +65,9 @@ def validate_anthropic(messages: Wire) -> list[str]:
             problems.append(f"message {index}: role {role!r} not allowed")
         if _empty(message.get("content")):
             problems.append(f"message {index}: empty content or empty text block")
-        calls = _ids(message, "tool_use", "id")
+        blocks = _blocks(message)  # once per message: the lists below are read from it
+        calls = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+        results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
         if role != "assistant" and calls:
             problems.append(f"message {index}: tool_use outside an assistant message")
         if seen_calls & set(calls):
@@ -74,24 +78,23 @@ def validate_anthropic(messages: Wire) -> list[str]:
                 problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
             open_calls, last_calls, other_content = set(calls), set(calls), False
             continue
-        for result in _ids(message, "tool_result", "tool_use_id"):
+        for result in results:
             if result not in last_calls:
                 problems.append(f"message {index}: tool_result {result} without its tool_use")
             if other_content:
                 problems.append(f"message {index}: tool_result {result} after other content")
             open_calls.discard(result)
-        other_content = other_content or _has_other_content(message)
-        if open_calls and not _ids(message, "tool_result", "tool_use_id"):
+        other_content = other_content or _has_other_content(message, blocks)
+        if open_calls and not results:
             problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
             open_calls = set()
     return problems  # calls still open at the end: the newest, pending call
 
 
-def _has_other_content(message: Mapping[str, Any]) -> bool:
-    content = message.get("content")
-    if isinstance(content, str):
+def _has_other_content(message: Mapping[str, Any], blocks: list[Mapping[str, Any]]) -> bool:
+    if isinstance(message.get("content"), str):
         return True
-    return any(b.get("type") != "tool_result" for b in _blocks(message))
+    return any(b.get("type") != "tool_result" for b in blocks)
 
 
 def validate_openai(messages: Wire) -> list[str]:

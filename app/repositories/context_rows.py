@@ -17,6 +17,7 @@ two snapshots equal). SQLite reads on the loop only what `MAX_LOOP_ROWS` and
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
@@ -37,6 +38,8 @@ from app.repositories.stamps import (
 # decoding each) and stored bytes (JSON decoding runs at a few hundred MB/s): a few ms at most.
 MAX_LOOP_ROWS = 400
 MAX_LOOP_BYTES = 1 << 20
+# Text of the rows whose decoded messages an app keeps (DecodedMessages).
+MAX_DECODED_BYTES = 16 << 20
 
 
 class TooLongForTheLoop(Exception):
@@ -150,6 +153,32 @@ def engine_message(row: tuple[Any, ...]) -> EngineMessage:
     )
 
 
+class DecodedMessages:
+    """Engine messages by their whole row: a row read again (messages are immutable once
+    appended, so every uncached context reads the same ones) is not decoded again. A row
+    that differs in any column is another key, so a hit is exactly what decoding gives.
+    Bounded by the rows' text, least recently used out; one per app."""
+
+    def __init__(self, max_bytes: int = MAX_DECODED_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._messages: OrderedDict[tuple[Any, ...], tuple[EngineMessage, int]] = OrderedDict()
+
+    def __call__(self, row: tuple[Any, ...]) -> EngineMessage:
+        found = self._messages.get(row)
+        if found is not None:
+            self._messages.move_to_end(row)
+            return found[0]
+        message = engine_message(row)
+        size = sum(len(value) for value in row if isinstance(value, str))
+        if size <= self.max_bytes:
+            self._messages[row] = (message, size)
+            self.size += size
+            while self.size > self.max_bytes:
+                self.size -= self._messages.popitem(last=False)[1][1]
+        return message
+
+
 def _session_and_calibrations(
     rows: list[tuple[Any, ...]], session_id: str
 ) -> tuple[Session, dict[str, CalibrationValue]]:
@@ -191,8 +220,9 @@ DriverSnapshot = Callable[[bool], AbstractAsyncContextManager[DriverReads]]
 
 
 class _SqliteReads:
-    def __init__(self, connection: Any) -> None:
+    def __init__(self, connection: Any, decoded: DecodedMessages) -> None:
         self.connection = connection
+        self.decoded = decoded
         self.bytes_left = MAX_LOOP_BYTES
 
     def _messages(self, sql: str, params: tuple[Any, ...]) -> list[EngineMessage]:
@@ -202,7 +232,7 @@ class _SqliteReads:
             if self.bytes_left < 0:
                 raise TooLongForTheLoop
             rows.append(row)
-        return [engine_message(row) for row in rows]
+        return [self.decoded(row) for row in rows]
 
     async def session_for_context(
         self, tenant: str, session_id: str
@@ -227,9 +257,12 @@ class _PostgresReads:
     round trip instead of BEGIN, three SELECTs and COMMIT); the message reads that follow
     are answered from it."""
 
-    def __init__(self, reader: PostgresStampReader, explain: bool) -> None:
+    def __init__(
+        self, reader: PostgresStampReader, explain: bool, decoded: DecodedMessages
+    ) -> None:
         self.reader = reader
         self.explain = explain
+        self.decoded = decoded
         self.fetched: dict[tuple[Any, ...], list[EngineMessage]] = {}
 
     async def session_for_context(
@@ -247,9 +280,9 @@ class _PostgresReads:
         floor = row.cleared_through_seq
         floor = floor if self.explain else max(row.summary_through_seq, floor)
         self.fetched = {
-            ("after", row.pk, floor): [engine_message(m) for m in live],
+            ("after", row.pk, floor): [self.decoded(m) for m in live],
             ("page", row.pk, row.cleared_through_seq, floor, PINNED_PAGE): [
-                engine_message(m) for m in page
+                self.decoded(m) for m in page
             ],
         }
         return row, {
@@ -275,35 +308,39 @@ class _PostgresReads:
 
 
 @asynccontextmanager
-async def sqlite_snapshot(reader: SqliteStampReader, explain: bool) -> AsyncIterator[DriverReads]:
+async def sqlite_snapshot(
+    reader: SqliteStampReader, explain: bool, decoded: DecodedMessages
+) -> AsyncIterator[DriverReads]:
     connection = reader.connection()
     connection.execute("BEGIN")
     try:
-        yield _SqliteReads(connection)
+        yield _SqliteReads(connection, decoded)
     finally:
         connection.execute("COMMIT")
 
 
 @asynccontextmanager
 async def postgres_snapshot(
-    reader: PostgresStampReader, explain: bool
+    reader: PostgresStampReader, explain: bool, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
-    yield _PostgresReads(reader, explain)
+    yield _PostgresReads(reader, explain, decoded)
 
 
 def driver_snapshot(reader: StampReader) -> DriverSnapshot | None:
     """The driver snapshot on the stamp reader's connections, or None (the engine's path)."""
+    decoded = DecodedMessages()
     if isinstance(reader, SqliteStampReader):
         sqlite_reader = reader
-        return lambda explain: sqlite_snapshot(sqlite_reader, explain)
+        return lambda explain: sqlite_snapshot(sqlite_reader, explain, decoded)
     if isinstance(reader, PostgresStampReader):
         postgres_reader = reader
-        return lambda explain: postgres_snapshot(postgres_reader, explain)
+        return lambda explain: postgres_snapshot(postgres_reader, explain, decoded)
     return None
 
 
 __all__ = [
     "ContextReads",
+    "DecodedMessages",
     "DriverReads",
     "DriverSnapshot",
     "NotInSnapshot",

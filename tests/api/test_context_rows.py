@@ -118,3 +118,17 @@ async def test_pinned_candidates_past_the_postgres_statement_read_again_in_a_tra
     snapshot = await driver._load("s", OPTIONS[0])
     assert snapshot == await orm._load("s", OPTIONS[0])
     assert snapshot.summary is not None and snapshot.messages[0].content == "the task"
+
+
+def test_a_row_read_again_is_not_decoded_again() -> None:
+    decoded = context_rows.DecodedMessages(max_bytes=60)
+    row = ("m1", 1, "user", '"hello"', 5, None, None, None, "{}")
+    first = decoded(row)
+    assert first == context_rows.engine_message(row)
+    assert decoded(tuple(row)) is first  # an equal row from another read: the same message
+    edited = (*row[:3], '"hello!"', *row[4:])
+    assert decoded(edited) == context_rows.engine_message(edited) != first
+    for index in range(2, 10):  # 15 bytes of text a row: four fit
+        decoded((f"m{index}", index, "user", '"hello"', 5, None, None, None, "{}"))
+    assert decoded.size <= 60
+    assert decoded(row) is not first  # evicted, decoded again
