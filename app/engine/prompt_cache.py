@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 # Anthropic prompt caching: "up to 4 cache breakpoints" per request.
@@ -34,12 +34,17 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 def count_markers(value: Any) -> int:
     """How many `cache_control` keys `value` (messages, tools) already carries."""
+    items: Iterable[Any]
     if isinstance(value, dict):
-        found = "cache_control" in value
-        return found + sum(count_markers(v) for v in value.values() if isinstance(v, dict | list))
-    if isinstance(value, list):
-        return sum(count_markers(v) for v in value if isinstance(v, dict | list))
-    return 0
+        found, items = int("cache_control" in value), value.values()
+    elif isinstance(value, list):
+        found, items = 0, value
+    else:
+        return 0
+    for item in items:  # a loop, not sum() over a generator: this walks every block
+        if isinstance(item, (dict, list)):
+            found += count_markers(item)
+    return found
 
 
 def _mark_message(message: dict[str, Any]) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,10 @@ FOLD_BUSY = (
 )
 # The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
 MIN_SUMMARY_TOKENS = 16
+# A context assembled on the event loop (`_small`): its work, linear in messages and tokens,
+# stays within a few ms even when every token must be counted again (~0.2 µs a token).
+INLINE_MAX_MESSAGES = 64
+INLINE_MAX_TOKENS = 16_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +131,18 @@ class Served:
     """No fold left to make: the same request again serves this context, unfolded."""
 
 
+def _small(snapshot: Snapshot) -> bool:
+    """Whether the engine's work on `snapshot` is bounded by the INLINE_MAX_* constants: the
+    stored tokens of the messages and summary, and the system prompt and tools counted a
+    token a character (an upper bound for text the counter has not seen)."""
+    if len(snapshot.messages) > INLINE_MAX_MESSAGES:
+        return False
+    tokens = snapshot.summary_tokens + sum(m.tokens for m in snapshot.messages)
+    tokens += len(snapshot.system_prompt or "")
+    tokens += len(json.dumps(snapshot.tools)) if snapshot.tools else 0
+    return tokens <= INLINE_MAX_TOKENS
+
+
 def _pinnable(message: Message) -> bool:
     """The engine's pinned-message rule: a user message that is not only tool results."""
     return message.role == "user" and not message.result_ids and not is_empty(message)
@@ -162,9 +179,15 @@ class ContextAssembler:
             if anchor is None and snapshot.summary_text and snapshot.messages:
                 # The first context after a fold: its newest seq anchors the pruning (prune.py).
                 anchor = max(m.seq for m in snapshot.messages)
-            # CPU work (counting, pruning, truncating) runs in a thread, never on the event
-            # loop: a heavy context must not stall /healthz and every other request.
-            result = await asyncio.to_thread(self._assemble, snapshot, info, options, mode, anchor)
+            # CPU work (counting, pruning, truncating) runs in a thread: a heavy context must
+            # not stall /healthz and every other request. A small one runs on the loop, where
+            # it costs less than the hop to a thread and back.
+            if _small(snapshot):
+                result = self._assemble(snapshot, info, options, mode, anchor)
+            else:
+                result = await asyncio.to_thread(
+                    self._assemble, snapshot, info, options, mode, anchor
+                )
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
             if job is None or round_number == MAX_FOLD_ROUNDS:
