@@ -38,8 +38,9 @@ from app.repositories.stamps import (
 # decoding each) and stored bytes (JSON decoding runs at a few hundred MB/s): a few ms at most.
 MAX_LOOP_ROWS = 400
 MAX_LOOP_BYTES = 1 << 20
-# Text of the rows whose decoded messages an app keeps (DecodedMessages).
-MAX_DECODED_BYTES = 16 << 20
+# Text of the rows whose decoded messages an app keeps (DecodedMessages); the rows and their
+# decoded messages take a few times that in memory.
+MAX_DECODED_BYTES = 8 << 20
 
 
 class TooLongForTheLoop(Exception):
