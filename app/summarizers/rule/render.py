@@ -39,6 +39,10 @@ SENTENCE_KINDS = ("request", "constraint", "decision", "question")
 # When items are still evicted at a tight budget, commands and sentences are cut to their head
 # (with CUT_MARKER): the head identifies them, and two heads tell more than one whole item.
 HEADLINE_TOKENS = 24
+# At a tight budget an error is quoted by the head of its first informative line, and the
+# command it came from (listed in full under Commands) by its head.
+ERROR_HEAD_TOKENS = 24
+SOURCE_HEAD_TOKENS = 10
 HEADLINED = ("command", "request", "constraint", "decision", "question", "context")
 ERROR_PARTS = " | "  # how an error's informative lines are joined (extract.py)
 
@@ -145,7 +149,7 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
         pinned = [_shrunk(i, int(budget * SHARES.get(i.kind, 1.0)), counter) for i in pinned]
     # Tight: say nothing twice, errors by their first informative line, files without the
     # tools that changed them, and every section a floor.
-    ranked = [_tight(i) for i in _not_pinned(ranked, pinned)]
+    ranked = _distinct([_tight(i, counter) for i in _not_pinned(ranked, pinned)])
     kept = _pack(pinned, ranked, budget, counter)
     if len(kept) < len(pinned) + len(ranked):
         # Still evicting: long items cut to their heads let more items in; the budget that is
@@ -170,14 +174,39 @@ def _not_pinned(ranked: list[Item], pinned: Sequence[Item]) -> list[Item]:
     ]
 
 
-def _tight(item: Item) -> Item:
-    """The item's short form for a tight budget: an error as its first informative line (the
-    rest, test ids and the tally, costs more than it tells), a file without its tools."""
-    if item.kind == "error" and ERROR_PARTS in item.text:
-        return replace(item, text=item.text.split(ERROR_PARTS, 1)[0] + CUT_MARKER)
+def _tight(item: Item, counter: TokenCounter) -> Item:
+    """The item's short form for a tight budget: an error as the head of its first informative
+    line (the rest, test ids and the tally, costs more than it tells) and the head of the
+    command it came from, a file without its tools."""
+    if item.kind == "error":
+        text = item.text
+        if ERROR_PARTS in text:
+            text = text.split(ERROR_PARTS, 1)[0] + CUT_MARKER
+        text = _head(text, ERROR_HEAD_TOKENS, counter)
+        return replace(item, text=text, detail=_head(item.detail, SOURCE_HEAD_TOKENS, counter))
     if item.kind == "file" and item.detail:
         return replace(item, detail="")
     return item
+
+
+def _head(text: str, tokens: int, counter: TokenCounter) -> str:
+    """`text` cut to `tokens` (ending CUT_MARKER), unchanged when it fits or is already cut."""
+    if counter.count_text(text) <= tokens:
+        return text
+    base = text[: -len(CUT_MARKER)] if text.endswith(CUT_MARKER) else text
+    return truncate_to_tokens(base, tokens, counter)
+
+
+def _distinct(items: list[Item]) -> list[Item]:
+    """`items` without the ones whose line says what a better-ranked line already says."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for item in items:
+        line = (_section(item), item_line(item))
+        if line not in seen:
+            seen.add(line)
+            kept.append(item)
+    return kept
 
 
 def _headline(item: Item, counter: TokenCounter) -> Item:
