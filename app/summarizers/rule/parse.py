@@ -16,6 +16,9 @@ from app.summarizers.rule.paths import absolute
 from app.summarizers.rule.render import SECTIONS, WORKDIR_PREFIX
 
 _FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
+# A compact line: the files of one directory, `- `dir/`: `a.py` (Edit), `b.py``.
+_FOLDER = re.compile(r"^- `([^`]*)/`: (`.*)$")
+_ENTRY = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
 _COMMAND = re.compile(r"^- `(.+)`(?: → (.+))?$")  # bare: it passed
 _ERROR = re.compile(r"^- `(.+)` \(from `(.*)`\)(?: → resolved: (.*))?$")
 _QUESTION = re.compile(r"^- (user|assistant): (.+)$")
@@ -56,6 +59,10 @@ def parse_summary(text: str | None) -> Facts:
             facts.add(Item("focus", line[len("Current focus: ") :], order))  # newer focus wins
         elif line in _KINDS:
             section = _KINDS[line]
+        elif section is not None and section[0] == "file" and (folder := _FOLDER.match(line)):
+            for entry in _ENTRY.finditer(folder.group(2)):
+                path = absolute(f"{folder.group(1)}/{entry.group(1)}", workdir)
+                facts.add(Item("file", path, order, section[1], detail=entry.group(2) or ""))
         elif section is not None and line.startswith("- "):
             facts.add(_item(section, line, order, workdir))
         elif _HEADING.match(line) and len(line) < 60:
