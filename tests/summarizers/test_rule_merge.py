@@ -339,7 +339,7 @@ class TestCompact:
         items += self._reads(30)
         text = rule_summary(conversation(*items), None, 150, counter)
         line = next(x for x in text.splitlines() if x.startswith("- `E   ValueError"))
-        assert "(from `pytest tests/test_0.py" in line and "tests/test_19.py" not in line
+        assert "(from `pytest tests/test_0" in line and "tests/test_19.py" not in line
         assert counter.count_text(line) < 40
 
     def test_an_item_too_long_for_what_is_left_does_not_keep_the_rest_out(self, counter) -> None:
@@ -350,3 +350,13 @@ class TestCompact:
         budget = counter.count_text(render([task, *commands])) + 5
         text = fit([task, long_file, *commands], budget, counter)
         assert "dir89" not in text and text.count("- `ls d") == 5
+
+    def test_carried_over_summary_only_fills_what_is_left(self, counter) -> None:
+        carried = "\n".join(
+            f"- Earlier narrative line number {n} about the work." for n in range(8)
+        )
+        commands = "\n".join(f"- `make target{n}`" for n in range(40))
+        previous = f"Task: Go.\nCommands:\n{commands}\nEarlier summary:\n{carried}"
+        text = rule_summary([], previous, counter.count_text(previous) // 3, counter)
+        assert text.count("- `make target") < 40  # commands are evicted...
+        assert "Earlier summary:" not in text  # ...so no room is reserved for the narrative

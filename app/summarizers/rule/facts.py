@@ -35,7 +35,7 @@ WEIGHTS: dict[str, float] = {
     # What was run and read: cheap to redo, but it saves redoing it. Equal, so the shorter
     # line and the more recent one win (measured on real transcripts at 100×: 1.5 for
     # commands and 1 for reads kept fewer of either than one line per tool call).
-    "command:ok": 3,
+    "command:ok": 2,
     "file:read": 2,
     # A continued session's carried-over summary: long narrative about the same work, whose
     # facts the transcript mostly still holds; it only fills what is left.

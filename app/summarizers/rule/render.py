@@ -36,6 +36,7 @@ DECAY = 0.3
 # that fit in its part are kept first. Diminishing returns alone cannot lift a section whose
 # items all weigh less than another's last (commands at 2, user constraints at 9).
 FLOOR_SHARE = 0.4
+NO_FLOOR = ("context:carried",)
 # Filling the budget left is estimated per line, then checked exactly: at most this many rounds.
 FILL_ROUNDS = 8
 SENTENCE_KINDS = ("request", "constraint", "decision", "question")
@@ -45,7 +46,7 @@ HEADLINE_TOKENS = 24
 # At a tight budget an error is quoted by the head of its first informative line, and the
 # command it came from (listed in full under Commands) by its head.
 ERROR_HEAD_TOKENS = 16
-SOURCE_HEAD_TOKENS = 10
+SOURCE_HEAD_TOKENS = 6
 HEADLINED = ("command", "request", "constraint", "decision", "question", "context")
 ERROR_PARTS = " | "  # how an error's informative lines are joined (extract.py)
 
@@ -67,6 +68,7 @@ SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
 
 
 WORKDIR_PREFIX = "Working directory: "
+PASSED = ("", "ok", "exit 0")  # a command's statuses that are not marked
 
 
 def item_line(item: Item, workdir: str | None = None) -> str:
@@ -75,7 +77,7 @@ def item_line(item: Item, workdir: str | None = None) -> str:
         return "- " + file_entry(item, relative(item.text, workdir))
     if item.kind == "command":
         # Only a failure is marked: a listed command without one ran (or its result is unknown).
-        failed = item.status and item.status != "ok"
+        failed = item.status not in PASSED
         return f"- `{item.text}` → {item.status}" if failed else f"- `{item.text}`"
     if item.kind == "error":
         line = f"- `{item.text}` (from `{item.detail}`)"
@@ -338,7 +340,8 @@ def _floors_first(ranked: list[Item], room: int, costs: dict[int, int]) -> list[
     """
     sections: dict[str, list[Item]] = {}
     for item in ranked:
-        sections.setdefault(_section(item), []).append(item)
+        if item.weight_class not in NO_FLOOR:
+            sections.setdefault(_section(item), []).append(item)
     if not sections or room <= 0:
         return ranked
     share = room * FLOOR_SHARE / len(sections)
