@@ -360,3 +360,15 @@ class TestCompact:
         text = rule_summary([], previous, counter.count_text(previous) // 3, counter)
         assert text.count("- `make target") < 40  # commands are evicted...
         assert "Earlier summary:" not in text  # ...so no room is reserved for the narrative
+
+    def test_an_error_named_by_its_commands_head_is_resolved_in_a_later_fold(self, counter) -> None:
+        command = "pytest tests/test_alpha.py tests/test_beta.py tests/test_gamma.py -q"
+        failing = call("e", "bash", {"command": command}, "E   ValueError: bad\nexit code: 1")
+        items = [("user", "Go."), *failing, *self._reads(30)]
+        first = rule_summary(conversation(*items), None, 200, counter)
+        assert "(from `pytest tests/test_" in first and "test_gamma.py -q`)" not in first
+        assert f"- `{command}` → exit 1" in first  # the command itself is listed whole
+        passing = call("p", "bash", {"command": command}, "20 passed\nexit code: 0")
+        second = rule_summary(conversation(*passing), first, 400, counter)
+        assert "Errors (open):" not in second
+        assert "→ resolved: rerun succeeded" in second

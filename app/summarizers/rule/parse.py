@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from math import ceil
 
 from app.summarizers.rule.facts import Facts, Item, Kind, clip
 from app.summarizers.rule.paths import absolute
-from app.summarizers.rule.render import SECTIONS, WORKDIR_PREFIX
+from app.summarizers.rule.render import CUT_MARKER, SECTIONS, WORKDIR_PREFIX
 
 _FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
 # A compact line: the files of one directory, `- `dir/`: `a.py` (Edit), `b.py``.
@@ -70,7 +71,23 @@ def parse_summary(text: str | None) -> Facts:
         else:
             section = None if not line.startswith("- ") else section
             facts.add(Item("context", clip(_BULLET.sub("", line.strip()).strip("* ")), order))
+    _whole_sources(facts)
     return facts
+
+
+def _whole_sources(facts: Facts) -> None:
+    """An error of a tight summary names its command by its head (`pytest tests/a …`): when
+    exactly one listed command starts with that head, it is the error's command again, so a
+    later success of that command resolves it (an ambiguous head resolves nothing)."""
+    commands = {i.text for i in facts if i.kind == "command"}
+    for item in facts.items():
+        if item.kind != "error" or not item.detail.endswith(CUT_MARKER):
+            continue
+        head = item.detail[: -len(CUT_MARKER)]
+        whole = [command for command in commands if command.startswith(head)]
+        if len(whole) == 1:
+            facts.remove(item)
+            facts.add(replace(item, detail=whole[0]))
 
 
 def _orders(lines: list[str]) -> list[int]:

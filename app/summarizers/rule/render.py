@@ -27,7 +27,8 @@ SHARES = {"task": 0.3, "focus": 0.15}
 # How much an item's length counts against its value (0: not at all, 1: value per token).
 COST_EXPONENT = 0.5
 # Diminishing returns within a section: an item is worth DECAY ** (k / n) of its own value when
-# k of its section's n items rank above it, so a section's last item is worth half its first.
+# k of its section's n items rank above it, so a section's last item is worth under a third of
+# its first.
 # At a tight budget every section keeps a share of its items (twenty user corrections cannot
 # starve the commands and files read), while weights still decide which section goes deeper.
 DECAY = 0.3
@@ -36,6 +37,7 @@ DECAY = 0.3
 # that fit in its part are kept first. Diminishing returns alone cannot lift a section whose
 # items all weigh less than another's last (commands at 2, user constraints at 9).
 FLOOR_SHARE = 0.4
+# A continued session's carried-over summary only fills what is left: no floor.
 NO_FLOOR = ("context:carried",)
 # Filling the budget left is estimated per line, then checked exactly: at most this many rounds.
 FILL_ROUNDS = 8
@@ -157,7 +159,8 @@ def rank(
     """Most valuable first; deterministic (ties broken by recency, then text).
 
     With a counter, value is per token spent: weight × recency / line tokens ** COST_EXPONENT,
-    so three short paths can beat one long command of the same weight. Within each section the
+    so three short paths can beat one long command of the same weight (`compact`: a file's
+    tokens on its directory's line, see `line_costs`). Within each section the
     value then diminishes with rank (DECAY), so no section is starved by a heavier one.
     """
     orders = sorted({i.order for i in items})
@@ -220,8 +223,9 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     if ranked and counter.count_text(render(pinned)) > budget * PINNED_SHARE:
         # A long task and focus would leave no room for the facts: cut them to their shares.
         pinned = [_shrunk(i, int(budget * SHARES.get(i.kind, 1.0)), counter) for i in pinned]
-    # Tight: say nothing twice, errors by their first informative line, files without the
-    # tools that changed them, and every section a floor.
+    # Tight: say nothing twice, errors by the head of their first informative line, files
+    # without the tools that changed them and, sharing a directory, on one line (ranked again
+    # at what each item costs there), and every section a floor.
     tight = _distinct([_tight(i, counter) for i in _not_pinned(ranked, pinned)])
     ranked = rank([*tight, *pinned], counter, compact=True)
     ranked = [i for i in ranked if i.kind not in PINNED]
