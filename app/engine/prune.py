@@ -134,6 +134,11 @@ def excerpt(text: str) -> str:
     return f"{head}\n…[pruned {cut:,} chars]…\n{tail}"
 
 
+def has_bulky_text(message: Message) -> bool:
+    """Whether `message` holds a text pruning would excerpt."""
+    return any(len(text) > PRUNE_MIN_CHARS for _, text in text_slots(message))
+
+
 def excerpted(message: Message, counter: TokenCounter) -> Message | None:
     """The message with its bulky texts excerpted (counted), or None when it has none."""
     texts = {

@@ -5,14 +5,16 @@ message used to be encoded before the engine ran, though a 16k budget sends the 
 percent of a 171k-token history. Here only what may be sent is counted, newest first:
 
 - window A, the newest messages whose lowest possible cost exceeds the limit: a kept unit
-  is a suffix of the history, so nothing older than A can be sent. Counted exactly;
+  is a suffix of the history, so nothing older than A can be sent. Counted exactly, but
+  for a message the engine is sure to prune whose excerpt is under a floor of its count
+  (app/tokens/floor.py: words, not tokens): its long text is never encoded;
 - window B, the messages before A, again over the limit at their lowest cost: at every step
   of the engine's prune replay over A (app/engine/prune.py `prune_history`) the running
   total is then over the limit and over the prune target whatever the older counts are, so
   every eligible message of A is pruned exactly as with all counts known; and the drop loop
   (app/engine/fit.py) drops every unit holding a message older than A, since that unit and
   all after it hold A. B only weighs on the replay, so its messages carry a floor of their
-  count (app/tokens/floor.py: words, not tokens, so nothing is encoded) and the engine leaves
+  count (nothing is encoded) and the engine leaves
   them unpruned (`stand_ins`); older ones carry 0. B is closed on a floor of each message's
   lowest cost (its floor, or its excerpt's body floor), which bounds what it weighs both
   here and when every count is known.
@@ -21,7 +23,8 @@ A message's lowest possible cost is its count, or its pruned count when it can b
 and 0 when the engine might rewrite it before counting (a mid-history system message, an
 orphan tool result, a call without its result, an empty message). The pinned first user
 message is always counted. `explain` needs every count, so it counts all; and the service
-checks that every stand-in was dropped (else it counts all and assembles again).
+checks that every stand-in was dropped and every floored message pruned or dropped (else it
+counts all and assembles again).
 """
 
 from __future__ import annotations
@@ -33,11 +36,11 @@ from typing import Any
 
 from app.engine.assemble import AssemblyResult
 from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
-from app.engine.prune import excerpted
+from app.engine.prune import excerpted, has_bulky_text
 from app.engine.types import Message
 from app.engine.units import body_tokens, first_user_message, is_empty
 from app.tokens.counter import TiktokenCounter
-from app.tokens.floor import floor_counter
+from app.tokens.floor import FloorCounter, floor_counter
 
 
 def parse_messages(raw_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
@@ -134,6 +137,9 @@ class NewestCounts:
     messages: list[Message]
     stand_ins: frozenset[str]
     """Ids whose tokens is a lower bound (window B) or 0 (older): the engine must drop them."""
+    floored: frozenset[str] = frozenset()
+    """Ids whose tokens is a floor over their excerpt's exact count (window A): the engine
+    must prune them (or drop them)."""
 
 
 def count_newest(
@@ -156,14 +162,16 @@ def count_newest(
     protected = _protected_start(links, keep_recent, rewritable)
     floor = floor_counter(counter.encoding_name)
     stand_ins: set[str] = set()
+    floored: set[str] = set()
     windows_left, window_cost, index = 2, 0, len(counted)
     while index > protected or (index > 0 and windows_left):
         index -= 1
         message = counted[index]
-        if windows_left == 2 or index >= protected:  # may be sent: counted exactly
-            message = dataclasses.replace(message, tokens=counter.count_message(message))
-            cut = excerpted(message, counter)
-            cost = message.tokens if cut is None else min(message.tokens, cut.tokens)
+        if windows_left == 2 or index >= protected:  # may be sent
+            prunable = index < protected and index not in rewritable
+            message, cost = _sendable(message, counter, floor, prunable)
+            if message.overhead is not None:
+                floored.add(message.id)
         else:  # window B only weighs on the prune replay, unpruned: a lower bound will do
             message = dataclasses.replace(message, tokens=floor.count_message(message))
             cut = excerpted(message, floor)  # pruned, it weighs at least its body
@@ -179,12 +187,37 @@ def count_newest(
     if pinned is not None and pinned.id in stand_ins:
         counted[pinned.seq - 1] = dataclasses.replace(pinned, tokens=counter.count_message(pinned))
         stand_ins.discard(pinned.id)
-    return NewestCounts(counted, frozenset(stand_ins))
+    return NewestCounts(counted, frozenset(stand_ins), frozenset(floored))
+
+
+def _sendable(
+    message: Message, counter: TiktokenCounter, floor: FloorCounter, prunable: bool
+) -> tuple[Message, int]:
+    """The message as it may be sent, and its lowest possible cost.
+
+    Counted exactly, except one the engine is sure to prune (`prunable`: eligible, and not
+    rewritten first) whose excerpt is already under a floor of its full count: that floor
+    stands in, with the exact overhead beside it so the excerpt is counted exactly, and its
+    long text is never encoded.
+    """
+    if prunable and has_bulky_text(message):
+        bare = dataclasses.replace(message, content="")  # the body's count cancels out
+        overhead = max(0, counter.count_message(bare) - body_tokens(bare, counter))
+        at_least = floor.count_message(message)
+        floored = dataclasses.replace(message, tokens=at_least, overhead=overhead)
+        cut = excerpted(floored, counter)
+        if cut is not None and cut.tokens < at_least:
+            return floored, cut.tokens
+    message = dataclasses.replace(message, tokens=counter.count_message(message))
+    cut = excerpted(message, counter)
+    return message, message.tokens if cut is None else min(message.tokens, cut.tokens)
 
 
 def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
-    """Whether `result` holds only exact counts: every stand-in dropped."""
-    return newest.stand_ins <= set(result.dropped)
+    """Whether `result` holds only exact counts: every stand-in dropped, and every floored
+    message dropped or sent as its (exactly counted) excerpt."""
+    dropped = set(result.dropped)
+    return newest.stand_ins <= dropped and newest.floored <= dropped.union(result.pruned)
 
 
 __all__ = ["NewestCounts", "count_all", "count_newest", "parse_messages", "sent_exactly"]

@@ -14,19 +14,19 @@ The stateless routes use it where only a lower bound matters
 from __future__ import annotations
 
 import functools
+import re
 
 from app.tokens.counter import TiktokenCounter
 from app.tokens.encodings import get_encoding
 
 # Separators of str.split() that are not Unicode White_Space (tiktoken's `\s`).
-_SEPARATORS_ONLY_TO_PYTHON = "\x1c\x1d\x1e\x1f"
-_AS_LETTERS = str.maketrans(dict.fromkeys(_SEPARATORS_ONLY_TO_PYTHON, "x"))
+_SEPARATORS_ONLY_TO_PYTHON = re.compile("[\x1c-\x1f]")
 
 
 def fewest_tokens(text: str) -> int:
     """A number no greater than any of our encodings' count of `text`."""
-    if any(c in text for c in _SEPARATORS_ONLY_TO_PYTHON):
-        text = text.translate(_AS_LETTERS)
+    if _SEPARATORS_ONLY_TO_PYTHON.search(text):
+        text = _SEPARATORS_ONLY_TO_PYTHON.sub("x", text)
     return len(text.split())
 
 
