@@ -128,7 +128,7 @@ class TestBudget:
         assert orders["src/m5.py"] == orders["ValueError: bad input number 5 in the parser"] == -1
         assert orders["src/m0.py"] < orders["src/m5.py"]
         half = rule_summary([], previous, counter.count_text(previous) // 2, counter)
-        assert "`src/m5.py`" in half and "number 5" in half
+        assert "`m5.py`" in half and "number 5" in half  # files of `src/` on one line
 
     def test_many_user_corrections_do_not_starve_the_commands(self, counter) -> None:
         corrections = [
@@ -197,14 +197,13 @@ class TestBudget:
     def test_left_over_budget_gives_a_cut_item_its_whole_text(self, counter) -> None:
         task = Item("task", "Go.", 0)
         command = Item("command", "deploy " + " ".join(f"--option-{k}" for k in range(30)), 1)
-        errors = [
-            Item("error", f"E{n} " + "boom " * 200, 2 + n, "open", "pytest") for n in range(3)
-        ]
-        budget = counter.count_text(render([task, command, errors[0]])) + 5
-        text = fit([task, command, *errors], budget, counter)
-        # Not everything fits, so the command was cut to its head to make room; one error
+        deep = "/".join(f"dir{k}" for k in range(90))  # long items that are never cut
+        files = [Item("file", f"/x{n}/{deep}/f.py", 2 + n, "modified") for n in range(3)]
+        budget = counter.count_text(render([task, command, files[0]])) + 5
+        text = fit([task, command, *files], budget, counter)
+        # Not everything fits, so the command was cut to its head to make room; one file
         # fits beside it, the next does not, and the room left takes the command back whole.
-        assert text.count("- `E") == 1
+        assert text.count("- `/x") == 1
         assert f"- `{command.text}`" in text
 
     def test_tiny_budget_still_fits(self, counter) -> None:
@@ -292,3 +291,84 @@ class TestInvariants:
         assert rule_summary(messages, None, budget, counter) == first
         refolded = rule_summary([], first, budget, counter)  # folding nothing new changes nothing
         assert counter.count_text(refolded) <= budget
+
+
+class TestCompact:
+    """At a tight budget: files of one directory on one line, errors by their head."""
+
+    def _reads(self, count: int) -> list[Any]:
+        return [
+            m
+            for n in range(count)
+            for m in call(f"r{n}", "read_file", {"path": f"src/pkg/mod/m{n}.py"}, "x")
+        ]
+
+    def test_files_sharing_a_directory_are_listed_on_one_line(self, counter) -> None:
+        items = [("user", "Go."), *self._reads(30)]
+        full = rule_summary(conversation(*items), None, 4000, counter)
+        assert "- `src/pkg/mod/m3.py`" in full  # everything fits: one line per file
+        text = rule_summary(conversation(*items), None, 120, counter)
+        line = next(x for x in text.splitlines() if x.startswith("- `src/pkg/mod/`: "))
+        assert line.count(".py`") > 10  # the directory named once for all of them
+        # the same budget, one line per file, would hold far fewer
+        assert text.count(".py`") > full[: len(text)].count(".py`")
+
+    def test_a_compact_line_reads_back_file_by_file(self, counter) -> None:
+        previous = (
+            "Task: Go.\nWorking directory: /w\nFiles modified:\n"
+            "- `lib/x/`: `a.ex` (Edit), `b.ex`\n- `c.ex` (Write)\nFiles read:\n- `/etc/`: `h`, `k`"
+        )
+        files = {(i.text, i.status, i.detail) for i in parse_summary(previous) if i.kind == "file"}
+        assert files == {
+            ("/w/lib/x/a.ex", "modified", "Edit"),
+            ("/w/lib/x/b.ex", "modified", ""),
+            ("/w/c.ex", "modified", "Write"),
+            ("/etc/h", "read", ""),
+            ("/etc/k", "read", ""),
+        }
+        # and a fold over it keeps them as items: nothing doubles
+        again = rule_summary([], previous, 4000, counter)
+        assert {i.text for i in parse_summary(again) if i.kind == "file"} == {
+            f for f, _, _ in files
+        }
+
+    def test_a_tight_error_names_the_head_of_its_command(self, counter) -> None:
+        command = "pytest " + " ".join(f"tests/test_{n}.py" for n in range(20))
+        result = "E   ValueError: " + "bad " * 40
+        items = [("user", "Go."), *call("e", "bash", {"command": command}, result)]
+        items += self._reads(30)
+        text = rule_summary(conversation(*items), None, 150, counter)
+        line = next(x for x in text.splitlines() if x.startswith("- `E   ValueError"))
+        assert "(from `pytest tests/test_0" in line and "tests/test_19.py" not in line
+        assert counter.count_text(line) < 40
+
+    def test_an_item_too_long_for_what_is_left_does_not_keep_the_rest_out(self, counter) -> None:
+        task = Item("task", "Go.", 0)
+        deep = "/".join(f"dir{k}" for k in range(90))
+        long_file = Item("file", f"/x/{deep}/f.py", 9, "modified")
+        commands = [Item("command", f"ls d{n}", 1 + n, "ok") for n in range(5)]
+        budget = counter.count_text(render([task, *commands])) + 5
+        text = fit([task, long_file, *commands], budget, counter)
+        assert "dir89" not in text and text.count("- `ls d") == 5
+
+    def test_carried_over_summary_only_fills_what_is_left(self, counter) -> None:
+        carried = "\n".join(
+            f"- Earlier narrative line number {n} about the work." for n in range(8)
+        )
+        commands = "\n".join(f"- `make target{n}`" for n in range(40))
+        previous = f"Task: Go.\nCommands:\n{commands}\nEarlier summary:\n{carried}"
+        text = rule_summary([], previous, counter.count_text(previous) // 3, counter)
+        assert text.count("- `make target") < 40  # commands are evicted...
+        assert "Earlier summary:" not in text  # ...so no room is reserved for the narrative
+
+    def test_an_error_named_by_its_commands_head_is_resolved_in_a_later_fold(self, counter) -> None:
+        command = "pytest tests/test_alpha.py tests/test_beta.py tests/test_gamma.py -q"
+        failing = call("e", "bash", {"command": command}, "E   ValueError: bad\nexit code: 1")
+        items = [("user", "Go."), *failing, *self._reads(30)]
+        first = rule_summary(conversation(*items), None, 200, counter)
+        assert "(from `pytest tests/test_" in first and "test_gamma.py -q`)" not in first
+        assert f"- `{command}` → exit 1" in first  # the command itself is listed whole
+        passing = call("p", "bash", {"command": command}, "20 passed\nexit code: 0")
+        second = rule_summary(conversation(*passing), first, 400, counter)
+        assert "Errors (open):" not in second
+        assert "→ resolved: rerun succeeded" in second

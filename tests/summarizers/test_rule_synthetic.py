@@ -211,14 +211,16 @@ def test_at_20x_rule_keeps_at_least_the_baseline_in_every_category(counter) -> N
 
 
 def test_at_100x_rule_keeps_at_least_the_baseline_in_the_other_categories(counter) -> None:
-    assert set(_behind(counter, 100)) <= {"read_file", "command"}
+    # Files read were behind too, until files sharing a directory were listed on one line.
+    behind = _behind(counter, 100)
+    assert set(behind) <= {"command"}, behind
 
 
 @pytest.mark.xfail(
     strict=True,
     reason="known miss: at 100× these sessions' budget holds about half of all tool calls as one "
     "line each; rule keeps every user constraint, modified file and nearly every error first, "
-    "and then fewer commands and files read than the baseline's chronological prefix",
+    "and then fewer commands than the baseline's chronological prefix (about 245 of 594 vs 263)",
 )
 def test_at_100x_rule_keeps_at_least_the_baseline_in_every_category(counter) -> None:
     assert _behind(counter, 100) == {}

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from math import ceil
 
 from app.summarizers.rule.facts import Facts, Item, Kind, clip
 from app.summarizers.rule.paths import absolute
-from app.summarizers.rule.render import SECTIONS, WORKDIR_PREFIX
+from app.summarizers.rule.render import CUT_MARKER, SECTIONS, WORKDIR_PREFIX
 
 _FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
+# A compact line: the files of one directory, `- `dir/`: `a.py` (Edit), `b.py``.
+_FOLDER = re.compile(r"^- `([^`]*)/`: (`.*)$")
+_ENTRY = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
 _COMMAND = re.compile(r"^- `(.+)`(?: → (.+))?$")  # bare: it passed
 _ERROR = re.compile(r"^- `(.+)` \(from `(.*)`\)(?: → resolved: (.*))?$")
 _QUESTION = re.compile(r"^- (user|assistant): (.+)$")
@@ -56,6 +60,10 @@ def parse_summary(text: str | None) -> Facts:
             facts.add(Item("focus", line[len("Current focus: ") :], order))  # newer focus wins
         elif line in _KINDS:
             section = _KINDS[line]
+        elif section is not None and section[0] == "file" and (folder := _FOLDER.match(line)):
+            for entry in _ENTRY.finditer(folder.group(2)):
+                path = absolute(f"{folder.group(1)}/{entry.group(1)}", workdir)
+                facts.add(Item("file", path, order, section[1], detail=entry.group(2) or ""))
         elif section is not None and line.startswith("- "):
             facts.add(_item(section, line, order, workdir))
         elif _HEADING.match(line) and len(line) < 60:
@@ -63,7 +71,23 @@ def parse_summary(text: str | None) -> Facts:
         else:
             section = None if not line.startswith("- ") else section
             facts.add(Item("context", clip(_BULLET.sub("", line.strip()).strip("* ")), order))
+    _whole_sources(facts)
     return facts
+
+
+def _whole_sources(facts: Facts) -> None:
+    """An error of a tight summary names its command by its head (`pytest tests/a …`): when
+    exactly one listed command starts with that head, it is the error's command again, so a
+    later success of that command resolves it (an ambiguous head resolves nothing)."""
+    commands = {i.text for i in facts if i.kind == "command"}
+    for item in facts.items():
+        if item.kind != "error" or not item.detail.endswith(CUT_MARKER):
+            continue
+        head = item.detail[: -len(CUT_MARKER)]
+        whole = [command for command in commands if command.startswith(head)]
+        if len(whole) == 1:
+            facts.remove(item)
+            facts.add(replace(item, detail=whole[0]))
 
 
 def _orders(lines: list[str]) -> list[int]:
