@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, assemble
@@ -125,3 +126,22 @@ class TestPruneTier:
             assert previous <= pruned and not result.dropped
             events, previous = events + (pruned != previous), pruned
         assert previous and events <= 4  # "just enough" pruning changed it on most turns
+
+    def test_a_prune_that_leaves_too_little_runway_folds_instead(self) -> None:
+        # ≈ 1,000-token tool results under a 12k budget: pruning to prune_target (0.6) would
+        # leave room for a few results only, then break the cache again; a fold goes deeper.
+        history = [make_message(1, "user", "The task")]
+        for step in range(30):
+            history.append(make_message(len(history) + 1, "assistant", f"Reading {step}."))
+            history.append(make_message(len(history) + 1, "user", BODY[:4000]))
+        settings = ContextSettings(keep_recent=2)
+        request = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=12_000, settings=settings
+        )
+        result = assemble(request, COUNTER)
+        assert result.fold_plan is not None
+        assert result.fold_plan.target_tokens < math.floor(0.6 * 12_000)
+        roomy = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=24_000, settings=settings
+        )
+        assert assemble(roomy, COUNTER).fold_plan is None  # pruning alone leaves the runway
