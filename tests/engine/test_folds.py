@@ -99,10 +99,21 @@ class TestRunway:
     def test_plan_folds_deeper_to_leave_the_runway(self) -> None:
         units = _units(*[100] * 10)
         bounds = fold_bounds(units, keep_recent=2)
-        common = {"other_tokens": 0, "limit": 1000, "fold_target": 0.6, "force": False}
-        assert plan_fold_count(units, bounds, **common) == 4  # 1000 → 600
-        assert plan_fold_count(units, bounds, runway=700, **common) == 7  # → 300
-        assert plan_fold_count(units, bounds, runway=5000, **common) == 8  # the recent two
+
+        def count(runway: int) -> int:
+            return plan_fold_count(
+                units,
+                bounds,
+                other_tokens=0,
+                limit=1000,
+                fold_target=0.6,
+                force=False,
+                runway=runway,
+            )
+
+        assert count(0) == 4  # 1000 → 600
+        assert count(700) == 7  # → 300
+        assert count(5000) == 8  # the recent two
 
     def test_tight_budget_folds_down_to_the_recent_messages(self) -> None:
         history = _chat(20, size=1600)  # ≈ 400 tokens a message: 15 of them fill the budget
