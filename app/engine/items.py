@@ -76,18 +76,19 @@ def item_type(raw: Any) -> str | None:
     if (isinstance(kind, str) and kind in ITEM_TYPES) or (kind is not None and "role" not in raw):
         return str(kind) if isinstance(kind, str) else repr(kind)
     content = raw.get("content")
-    easy_keys = kind is None and "role" in raw and set(raw) <= EASY_KEYS
-    parts = content if easy_keys and isinstance(content, list) else ()
+    developer = raw.get("role") == "developer"  # no Chat message has this role
+    if kind is not None or not (developer or isinstance(content, list)):
+        return None  # the common Chat / Anthropic message, decided without a key scan
+    if not ("role" in raw and raw.keys() <= EASY_KEYS):
+        return None
     easy = any(
         isinstance(p, Mapping) and isinstance(p.get("type"), str) and p["type"] in PART_TYPES
-        for p in parts
+        for p in (content if isinstance(content, list) else ())
     )
-    developer = easy_keys and raw.get("role") == "developer"  # no Chat message has this role
     return "message" if easy or developer else None
 
 
-def _assistant_side(raw: Any) -> bool:
-    kind = item_type(raw)
+def _assistant_side(raw: Any, kind: str | None) -> bool:
     return kind in (REASONING, "function_call") or (
         kind == "message" and raw.get("role") == "assistant"
     )
@@ -99,13 +100,13 @@ def normalize_posted(raw: Sequence[Any]) -> list[Posted]:
     out: list[Posted] = []
     group: list[int] = []
     for index, entry in enumerate(raw):
-        if _assistant_side(entry):
+        kind = item_type(entry)
+        if _assistant_side(entry, kind):
             group.append(index)
             continue
         if group:
             out.append(_assistant(raw, group))
             group = []
-        kind = item_type(entry)
         if kind is None:
             out.append(Posted(normalize_message(entry, index), (index,)))
         elif kind == "message":

@@ -136,17 +136,23 @@ def excerpt(text: str) -> str:
     return f"{head}\n…[pruned {cut:,} chars]…\n{tail}"
 
 
-def prune_message(message: Message, counter: TokenCounter) -> Message | None:
-    """The message with its bulky texts excerpted, or None when nothing bulky would shrink."""
-    if message.tokens <= 0:  # not counted (stateless routes): nothing to save
-        return None
+def has_bulky_text(message: Message) -> bool:
+    """Whether `message` holds a text pruning would excerpt."""
+    return any(len(text) > PRUNE_MIN_CHARS for _, text in text_slots(message))
+
+
+def excerpted(message: Message, counter: TokenCounter) -> Message | None:
+    """The message with its bulky texts excerpted (counted), or None when it has none."""
     texts = {
         slot: excerpt(text) for slot, text in text_slots(message) if len(text) > PRUNE_MIN_CHARS
     }
-    if not texts:
-        return None
-    pruned = replace_slots(message, texts, counter)
-    return pruned if pruned.tokens < message.tokens else None
+    return replace_slots(message, texts, counter) if texts else None
+
+
+def prune_message(message: Message, counter: TokenCounter) -> Message | None:
+    """The message with its bulky texts excerpted, or None when nothing bulky would shrink."""
+    pruned = excerpted(message, counter)
+    return pruned if pruned is not None and pruned.tokens < message.tokens else None
 
 
 def prune_history(state: State, limit: int) -> bool:
@@ -196,13 +202,13 @@ def prune_history(state: State, limit: int) -> bool:
         )
         if at_anchor:  # everything eligible, in the request that folded
             while cursor < step + 1 - settings.keep_recent:
-                running -= _prune_into(pruned, messages[cursor], state.counter)
+                running -= _prune_into(pruned, messages[cursor], state)
                 cursor += 1
         if running <= limit:
             continue
         eligible_end, freed = step + 1 - settings.keep_recent, 0
         while cursor < eligible_end and (running > target or freed < settings.prune_at_least):
-            saved = _prune_into(pruned, messages[cursor], state.counter)
+            saved = _prune_into(pruned, messages[cursor], state)
             freed, running, cursor = freed + saved, running - saved, cursor + 1
         settled = settled and running <= acceptable
     if pruned:
@@ -210,9 +216,12 @@ def prune_history(state: State, limit: int) -> bool:
     return settled
 
 
-def _prune_into(pruned: dict[str, Message], message: Message, counter: TokenCounter) -> int:
-    """Prune `message` into `pruned` when it has bulky content; the tokens saved."""
-    cut = prune_message(message, counter)
+def _prune_into(pruned: dict[str, Message], message: Message, state: State) -> int:
+    """Prune `message` into `pruned` when it has bulky content; the tokens saved. A stand-in
+    is left as it is: its count is unknown, and it is on its way to being dropped."""
+    if message.id in state.request.stand_ins:
+        return 0
+    cut = prune_message(message, state.counter)
     if cut is None:
         return 0
     pruned[message.id] = cut

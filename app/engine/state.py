@@ -39,6 +39,9 @@ class AssemblyInput:
     prune_anchor_seq: int | None = None
     """The newest seq when the first context after the last fold was served: the older
     eligible messages up to it are pruned at once (that request broke the cache anyway)."""
+    stand_ins: frozenset[str] = frozenset()
+    """Ids of messages whose `tokens` is a stand-in, not their count (the stateless routes
+    leave old history uncounted): never pruned; the caller checks they end up dropped."""
 
 
 @dataclass(slots=True)

@@ -28,6 +28,10 @@ class Message:
     tool_calls: Sequence[Mapping[str, Any]] | None = None  # OpenAI assistant tool calls
     tool_call_id: str | None = None  # OpenAI role=tool result
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    overhead: int | None = None
+    """Tokens beyond the body (framing, role, name, tool traffic), set only where `tokens` is
+    a floor rather than the count (app/services/stateless_counts.py); `units.rebuild` uses it
+    to count a changed body exactly without counting the original one."""
 
     @property
     def call_ids(self) -> tuple[str, ...]:

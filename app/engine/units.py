@@ -39,7 +39,9 @@ def rebuild(
     tool_calls: Sequence[dict[str, object]] | None = None,
 ) -> Message:
     """A copy of `original` with a new body; tokens = original overhead + new body tokens."""
-    overhead = max(0, original.tokens - body_tokens(original, counter))
+    overhead = original.overhead
+    if overhead is None:
+        overhead = max(0, original.tokens - body_tokens(original, counter))
     changed = dataclasses.replace(
         original, content=content, tool_calls=tool_calls if tool_calls else None
     )

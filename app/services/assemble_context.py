@@ -21,7 +21,12 @@ from app.engine.validate import ContextInvariantError
 from app.schemas.assemble_context import AssembleRequest, AssembleResponse
 from app.schemas.calibration import CalibrationRead
 from app.services.context_response import explain_items, usage_block
-from app.services.stateless_counts import count_all, count_newest, parse_messages
+from app.services.stateless_counts import (
+    count_all,
+    count_newest,
+    parse_messages,
+    sent_exactly,
+)
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
 
@@ -83,7 +88,7 @@ def _assemble_newest(
     (app/services/stateless_counts.py); every message counted when that cannot be shown."""
     if not explain:
         budget = compute_budget(request.context_window, request.settings, request.max_tokens)
-        messages, uncounted = count_newest(
+        newest = count_newest(
             parsed,
             counter,
             limit=estimate_limit(budget.tokens, request.calibration_ratio),
@@ -91,11 +96,14 @@ def _assemble_newest(
             keep_system=request.format == "raw",
             keep_recent=request.settings.keep_recent,
         )
+        partial = dataclasses.replace(
+            request, messages=tuple(newest.messages), stand_ins=newest.stand_ins
+        )
         try:
-            result = assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
+            result = assemble(partial, counter)
         except (BudgetTooSmall, ContextInvariantError):
             result = None  # decided again with every count, which raises the same or serves
-        if result is not None and uncounted <= set(result.dropped):
+        if result is not None and sent_exactly(newest, result):
             return result
     messages = count_all(parsed, counter)
     return assemble(dataclasses.replace(request, messages=tuple(messages)), counter)

@@ -2,22 +2,29 @@
 
 POST /assemble-context gets the whole history every time and nothing is stored, so every
 message used to be encoded before the engine ran, though a 16k budget sends the newest few
-percent of a 124k-token history. Here the newest messages are counted exactly until two
-windows are full, and older ones are left at 0 tokens:
+percent of a 171k-token history. Here only what may be sent is counted, newest first:
 
 - window A, the newest messages whose lowest possible cost exceeds the limit: a kept unit
-  is a suffix of the history, so nothing older than A can be sent;
+  is a suffix of the history, so nothing older than A can be sent. Counted exactly, but
+  for a message the engine is sure to prune whose excerpt is under a floor of its count
+  (app/tokens/floor.py: words, not tokens): its long text is never encoded;
 - window B, the messages before A, again over the limit at their lowest cost: at every step
-  of the engine's prune replay over A (app/engine/fit.py `prune`) the running total is then
-  over the limit and over the prune target whatever the older counts are, so every eligible
-  message is pruned there exactly as with all counts known; and the drop loop (`fit`) drops
-  every unit holding an uncounted message, since that unit and all after it hold A and B.
+  of the engine's prune replay over A (app/engine/prune.py `prune_history`) the running
+  total is then over the limit and over the prune target whatever the older counts are, so
+  every eligible message of A is pruned exactly as with all counts known; and the drop loop
+  (app/engine/fit.py) drops every unit holding a message older than A, since that unit and
+  all after it hold A. B only weighs on the replay, so its messages carry a floor of their
+  count (nothing is encoded) and the engine leaves
+  them unpruned (`stand_ins`); older ones carry 0. B is closed on a floor of each message's
+  lowest cost (its floor, or its excerpt's body floor), which bounds what it weighs both
+  here and when every count is known.
 
 A message's lowest possible cost is its count, or its pruned count when it can be pruned,
 and 0 when the engine might rewrite it before counting (a mid-history system message, an
 orphan tool result, a call without its result, an empty message). The pinned first user
 message is always counted. `explain` needs every count, so it counts all; and the service
-checks that no uncounted message was sent (else it counts all and assembles again).
+checks that every stand-in was dropped and every floored message pruned or dropped (else it
+counts all and assembles again).
 """
 
 from __future__ import annotations
@@ -27,11 +34,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.engine.assemble import AssemblyResult
 from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
-from app.engine.prune import prune_message
+from app.engine.prune import excerpted, has_bulky_text
 from app.engine.types import Message
-from app.engine.units import first_user_message, is_empty
+from app.engine.units import body_tokens, first_user_message, is_empty
 from app.tokens.counter import TiktokenCounter
+from app.tokens.floor import FloorCounter, floor_counter
 
 
 def parse_messages(raw_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
@@ -121,9 +130,16 @@ def _protected_start(links: _Links, keep_recent: int, skipped: set[int]) -> int:
     return start
 
 
-def _lowest_cost(message: Message, counter: TiktokenCounter) -> int:
-    pruned = prune_message(message, counter)
-    return message.tokens if pruned is None else min(message.tokens, pruned.tokens)
+@dataclass(frozen=True, slots=True)
+class NewestCounts:
+    """Posted messages with the counts that can matter under a limit (see the module)."""
+
+    messages: list[Message]
+    stand_ins: frozenset[str]
+    """Ids whose tokens is a lower bound (window B) or 0 (older): the engine must drop them."""
+    floored: frozenset[str] = frozenset()
+    """Ids whose tokens is a floor over their excerpt's exact count (window A): the engine
+    must prune them (or drop them)."""
 
 
 def count_newest(
@@ -134,30 +150,74 @@ def count_newest(
     pin_first: bool,
     keep_system: bool,
     keep_recent: int,
-) -> tuple[list[Message], frozenset[str]]:
-    """`messages` with the counts that can matter under `limit` (see the module docstring),
-    and the ids of those left uncounted (at 0)."""
+) -> NewestCounts:
+    """`messages` counted newest → oldest as far as `limit` can reach (the module docstring);
+    every message counted when the history is too short for the two windows."""
     counted = list(messages)
     links = _Links.of(messages)
     rewritable = _rewritable(messages, links, keep_system)
     pinned = first_user_message(messages) if pin_first else None
     if pinned is not None:  # kept apart from the units, and maybe left out: no lower bound
-        rewritable.add(int(pinned.id))
+        rewritable.add(pinned.seq - 1)
     protected = _protected_start(links, keep_recent, rewritable)
+    floor = floor_counter(counter.encoding_name)
+    stand_ins: set[str] = set()
+    floored: set[str] = set()
     windows_left, window_cost, index = 2, 0, len(counted)
     while index > protected or (index > 0 and windows_left):
         index -= 1
-        message = dataclasses.replace(counted[index], tokens=counter.count_message(counted[index]))
+        message = counted[index]
+        if windows_left == 2 or index >= protected:  # may be sent
+            prunable = index < protected and index not in rewritable
+            message, cost = _sendable(message, counter, floor, prunable)
+            if message.overhead is not None:
+                floored.add(message.id)
+        else:  # window B only weighs on the prune replay, unpruned: a lower bound will do
+            message = dataclasses.replace(message, tokens=floor.count_message(message))
+            cut = excerpted(message, floor)  # pruned, it weighs at least its body
+            cost = message.tokens if cut is None else min(message.tokens, body_tokens(cut, floor))
+            stand_ins.add(message.id)
         counted[index] = message
-        window_cost += 0 if index in rewritable else _lowest_cost(message, counter)
+        window_cost += 0 if index in rewritable else cost
         if window_cost > limit and windows_left:
             windows_left, window_cost = windows_left - 1, 0
-    uncounted = counted[:index] if not windows_left else []
-    if pinned is not None and int(pinned.id) < index:
-        position = int(pinned.id)
-        counted[position] = dataclasses.replace(pinned, tokens=counter.count_message(pinned))
-        uncounted = [m for m in uncounted if m.id != pinned.id]
-    return counted, frozenset(m.id for m in uncounted)
+    if windows_left:  # the windows need more history than there is: count it all
+        return NewestCounts(count_all(messages, counter), frozenset())
+    stand_ins.update(m.id for m in counted[:index])
+    if pinned is not None and pinned.id in stand_ins:
+        counted[pinned.seq - 1] = dataclasses.replace(pinned, tokens=counter.count_message(pinned))
+        stand_ins.discard(pinned.id)
+    return NewestCounts(counted, frozenset(stand_ins), frozenset(floored))
 
 
-__all__ = ["count_all", "count_newest", "parse_messages"]
+def _sendable(
+    message: Message, counter: TiktokenCounter, floor: FloorCounter, prunable: bool
+) -> tuple[Message, int]:
+    """The message as it may be sent, and its lowest possible cost.
+
+    Counted exactly, except one the engine is sure to prune (`prunable`: eligible, and not
+    rewritten first) whose excerpt is already under a floor of its full count: that floor
+    stands in, with the exact overhead beside it so the excerpt is counted exactly, and its
+    long text is never encoded.
+    """
+    if prunable and has_bulky_text(message):
+        bare = dataclasses.replace(message, content="")  # the body's count cancels out
+        overhead = max(0, counter.count_message(bare) - body_tokens(bare, counter))
+        at_least = floor.count_message(message)
+        floored = dataclasses.replace(message, tokens=at_least, overhead=overhead)
+        cut = excerpted(floored, counter)
+        if cut is not None and cut.tokens < at_least:
+            return floored, cut.tokens
+    message = dataclasses.replace(message, tokens=counter.count_message(message))
+    cut = excerpted(message, counter)
+    return message, message.tokens if cut is None else min(message.tokens, cut.tokens)
+
+
+def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
+    """Whether `result` holds only exact counts: every stand-in dropped, and every floored
+    message dropped or sent as its (exactly counted) excerpt."""
+    dropped = set(result.dropped)
+    return newest.stand_ins <= dropped and newest.floored <= dropped.union(result.pruned)
+
+
+__all__ = ["NewestCounts", "count_all", "count_newest", "parse_messages", "sent_exactly"]

@@ -16,7 +16,7 @@ from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.budget import compute_budget, estimate_limit
 from app.services.assemble_context import _assemble_newest
-from app.services.stateless_counts import count_all, count_newest, parse_messages
+from app.services.stateless_counts import count_all, count_newest, parse_messages, sent_exactly
 from app.tokens.counter import TiktokenCounter, counter_for_encoding
 
 WORDS = ["alpha", "beta", "gamma", "delta", "the", "file", "x = 1", "error:", "\n", "β", "🙂"]
@@ -85,7 +85,7 @@ def _both(
     def lazy() -> AssemblyResult:
         # Without the service's fallback, so a wrong window shows here.
         budget = compute_budget(request.context_window, request.settings, request.max_tokens)
-        messages, uncounted = count_newest(
+        newest = count_newest(
             parsed,
             counter,
             limit=estimate_limit(budget.tokens, 1.0),
@@ -93,8 +93,11 @@ def _both(
             keep_system=request.format == "raw",
             keep_recent=request.settings.keep_recent,
         )
-        result = assemble(dataclasses.replace(request, messages=tuple(messages)), counter)
-        assert uncounted <= set(result.dropped), "an uncounted message was sent"
+        partial = dataclasses.replace(
+            request, messages=tuple(newest.messages), stand_ins=newest.stand_ins
+        )
+        result = assemble(partial, counter)
+        assert sent_exactly(newest, result), "a message was sent with a floor for its count"
         return result
 
     def full() -> AssemblyResult:
@@ -180,5 +183,31 @@ def test_a_long_history_is_counted_only_near_its_end(explain: bool) -> None:
         assert tally.messages >= 400
     else:  # two windows of ~26 messages each, and the pinned first message
         assert tally.messages < 80
+    lazy, full = _both(raw, request, COUNTER)
+    assert _comparable(lazy) == _comparable(full)
+
+
+def test_only_what_may_be_sent_is_encoded() -> None:
+    """Window B weighs on the prune replay by floors (words), and the engine leaves it
+    unpruned: of a long history of bulky tool output, only the newest window is encoded."""
+    raw: list[dict[str, Any]] = [{"role": "user", "content": "fix the parser"}]
+    for i in range(300):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        raw.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        output = " ".join(f"line {i}.{j}: ok" for j in range(300))  # ≈ 4k characters
+        raw.append({"role": "tool", "tool_call_id": f"c{i}", "content": output})
+    encoded: list[str] = []
+
+    def encode(text: str) -> list[int]:
+        encoded.append(text)
+        return COUNTER._encoding.encode_ordinary(text)
+
+    counter = TiktokenCounter(COUNTER._encoding)
+    counter._encode = encode
+    request = AssemblyInput(messages=(), context_window=200_000, max_tokens=8000, mode="never")
+    result = _assemble_newest(request, parse_messages(raw), counter, explain=False)
+    assert result.pruned and result.dropped
+    history = sum(len(str(m["content"] or "")) for m in raw)
+    assert sum(map(len, encoded)) < history / 10
     lazy, full = _both(raw, request, COUNTER)
     assert _comparable(lazy) == _comparable(full)

@@ -1,0 +1,50 @@
+"""A lower bound on a token count, without encoding: one token per whitespace-separated word.
+
+tiktoken first splits text with its encoding's pattern, then encodes each piece on its own
+(at least one token per piece). In every pattern we use (cl100k_base, o200k_base) a piece is
+either whitespace only, or non-whitespace characters from a single word, with at most one
+leading space and trailing line breaks: no piece holds characters of two words. So a text
+has at least as many tokens as words. (`str.split()` also splits at U+001C–U+001F, which the
+patterns do not treat as whitespace: those are made letters before splitting.)
+
+The stateless routes use it where only a lower bound matters
+(app/services/stateless_counts.py); splitting is ~10× faster than encoding.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from app.tokens.counter import TiktokenCounter
+from app.tokens.encodings import get_encoding
+
+# Separators of str.split() that are not Unicode White_Space (tiktoken's `\s`).
+_SEPARATORS_ONLY_TO_PYTHON = re.compile("[\x1c-\x1f]")
+
+
+def fewest_tokens(text: str) -> int:
+    """A number no greater than any of our encodings' count of `text`."""
+    if _SEPARATORS_ONLY_TO_PYTHON.search(text):
+        text = _SEPARATORS_ONLY_TO_PYTHON.sub("x", text)
+    return len(text.split())
+
+
+class FloorCounter(TiktokenCounter):
+    """A counter whose every count is a lower bound of `TiktokenCounter`'s for the same input:
+    the same structure (framing, overheads, images), with each text counted by its words."""
+
+    def count_text(self, text: str) -> int:
+        return fewest_tokens(text)
+
+    def clear_cache(self) -> None:
+        """Nothing is remembered."""
+
+
+@functools.cache
+def floor_counter(encoding_name: str) -> FloorCounter:
+    """The shared floor of `counter_for_encoding(encoding_name)`."""
+    return FloorCounter(get_encoding(encoding_name))
+
+
+__all__ = ["FloorCounter", "fewest_tokens", "floor_counter"]
