@@ -183,12 +183,14 @@ def prune_history(state: State, limit: int) -> bool:
     cursor, settled = 0, True
     appended = [0]  # appended[k]: tokens of messages[:k] as stored
     anchor = state.request.prune_anchor_seq
+    never = state.request.mode == "never"
     for step, message in enumerate(messages):
         running += message.tokens
         appended.append(appended[-1] + message.tokens)
         # Both targets leave the runway a fold leaves (folds.runway_tokens), measured on the
-        # messages so far: what the request served after this message saw.
-        runway = math.ceil(RUNWAY_MESSAGES * appended[-1] / (step + 1))
+        # messages so far: what the request served after this message saw. Not with
+        # `never`: there the oldest units are dropped (a break per turn), no fold to match.
+        runway = 0 if never else math.ceil(RUNWAY_MESSAGES * appended[-1] / (step + 1))
         target = max(0, min(limit, math.floor(settings.prune_target * limit), limit - runway))
         # Worth it only if it ends at least as low as a fold would (a fold keeps the recent
         # messages and adds a summary of up to its share): else fold.
