@@ -36,7 +36,8 @@ class ContextSettings(BaseModel):
     strategy: Strategy = "auto"
     max_summary_tokens: int = Field(1000, ge=50, le=MAX_SQL_INT)
     # A fold brings the context down to fold_target × budget, well under it, so the
-    # next few turns are served verbatim instead of folding again at once (hysteresis).
+    # next few turns are served verbatim instead of folding again at once (hysteresis); lower
+    # when that leaves room for too few messages (app/engine/folds.py, RUNWAY_MESSAGES).
     fold_target: float = Field(0.6, gt=0, le=1)
     # Pruning has the same hysteresis: when it must prune, it prunes the oldest eligible
     # content down to prune_target × budget, and at least prune_at_least tokens (a cache

@@ -14,7 +14,6 @@ these is `estimated_tokens`, and `total_tokens = ceil(estimated × ratio)` is he
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,7 +29,15 @@ from app.engine.budget import (
     summary_share,
 )
 from app.engine.fit import fit_to_limit
-from app.engine.folds import FoldPlan, fold_bounds, make_plan, plan_fold_count
+from app.engine.folds import (
+    FoldPlan,
+    fold_bounds,
+    fold_floor,
+    fold_target_tokens,
+    make_plan,
+    plan_fold_count,
+    runway_tokens,
+)
 from app.engine.prompt_cache import cumulative_tokens, place_breakpoints, prefix_chain
 from app.engine.prune import prune_history
 from app.engine.render import (
@@ -209,6 +216,7 @@ def _fold_plan(
     pinned_tokens = state.pinned.tokens if state.pinned else 0
     share = summary_share(limit, settings)
     other = state.fixed + pinned_tokens + share + framing + continuation
+    runway = runway_tokens([m.tokens for unit in units for m in unit.messages])
     count = plan_fold_count(
         units,
         bounds,
@@ -216,6 +224,7 @@ def _fold_plan(
         limit=limit,
         fold_target=settings.fold_target,
         force=mode == "force",
+        runway=runway,
     )
     return make_plan(
         units,
@@ -223,7 +232,9 @@ def _fold_plan(
         originals,
         trigger="force" if mode == "force" else "threshold",
         other_tokens=other,
-        target_tokens=math.floor(settings.fold_target * limit),
+        target_tokens=fold_target_tokens(
+            limit, settings.fold_target, runway, fold_floor(units, bounds, other)
+        ),
     )
 
 

@@ -6,9 +6,10 @@ docs/reference.md §Assembly, the tiers `assemble` applies in order:
 2. Doesn't fit → prune bulky content of older messages (tool results, file bodies) to a marked
    excerpt; the last `keep_recent` messages and the pinned first message stay untouched. With
    hysteresis (down to `prune_target × budget`, see prune.prune_history), so the next turns
-   only append; a prune that cannot reach `fold_target × budget` makes way for a fold.
+   only append; a prune that cannot get as low as a fold would makes way for a fold.
 3. Still doesn't fit → fold the oldest unsummarized units into the summary, down to
-   `fold_target × budget` (hysteresis); with `summarize=never` the oldest units are dropped.
+   `fold_target × budget` (hysteresis), lower at a tight budget so the fold leaves room for
+   folds.RUNWAY_MESSAGES more messages; with `summarize=never` the oldest units are dropped.
 4. A single message larger than what is left is truncated with a visible marker. The result is
    never over budget; system prompt + tools alone over budget → 422 `budget_too_small`.
 

@@ -1,8 +1,10 @@
 """Tier 3: choose which units to fold into the summary (the summarizer call happens outside).
 
 A fold takes the oldest unsummarized units, a contiguous prefix, so that afterwards the
-context lands at or below `fold_target × budget` (hysteresis: the next turns are served
-verbatim instead of folding again at once). The newest units stay verbatim. Never folded: the
+context lands at or below its target (hysteresis: the next turns are served verbatim instead
+of folding again at once): `fold_target × budget`, or lower when that would leave room for
+fewer than RUNWAY_MESSAGES average-sized messages (`fold_target_tokens`). The newest units
+stay verbatim. Never folded: the
 pinned message (not a unit at all), the last `keep_recent` messages unless they alone are over
 the budget (then down to the newest user turn among them), and the last unit (a pending call).
 `force` folds everything foldable but the last `keep_recent` messages.
@@ -24,6 +26,12 @@ FoldTrigger = Literal["threshold", "force"]
 # tenth of the budget, so the next turns do not pay for another fold straight away.
 MIN_FOLD_UNITS = 2
 MIN_FOLD_SHARE = 0.10
+# A fold (or a prune) rewrites the provider's cached prefix from where it changes, and the
+# tokens after that are billed as new input (x1.25 written, vs x0.1 read). Each such break
+# must buy room for at least this many more messages of the session's average size before
+# the next one: at a budget only a few turns wide, a fold goes deeper than `fold_target`
+# (down to the recent messages) instead of breaking the cache every few turns.
+RUNWAY_MESSAGES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,26 @@ def fold_bounds(units: Sequence[Unit], keep_recent: int) -> FoldBounds:
     return FoldBounds(keep_from=keep_from, never_from=never_from)
 
 
+def runway_tokens(message_tokens: Sequence[int]) -> int:
+    """Room for RUNWAY_MESSAGES messages of the average size of `message_tokens` (the
+    unsummarized messages as stored: what the next turns will append)."""
+    if not message_tokens:
+        return 0
+    return math.ceil(RUNWAY_MESSAGES * sum(message_tokens) / len(message_tokens))
+
+
+def fold_target_tokens(limit: int, fold_target: float, runway: int, floor: int = 0) -> int:
+    """Where a fold lands: `fold_target × limit`, lowered to leave `runway` tokens free, but
+    not below `floor` (what no fold can go under: the recent messages and the rest)."""
+    target = math.floor(fold_target * limit)
+    return max(0, min(target, max(limit - runway, floor)))
+
+
+def fold_floor(units: Sequence[Unit], bounds: FoldBounds, other_tokens: int) -> int:
+    """The context after folding everything a threshold fold may: the kept recent units."""
+    return other_tokens + sum(unit.tokens for unit in units[bounds.keep_from :])
+
+
 def plan_fold_count(
     units: Sequence[Unit],
     bounds: FoldBounds,
@@ -79,12 +107,14 @@ def plan_fold_count(
     limit: int,
     fold_target: float,
     force: bool,
+    runway: int = 0,
 ) -> int:
     """How many of the oldest units to fold; `other_tokens` = everything but the units,
-    with the room reserved for the new summary already included."""
+    with the room reserved for the new summary already included; `runway`: the tokens the
+    fold must leave free (`runway_tokens`)."""
     if force:
         return bounds.keep_from
-    target = math.floor(fold_target * limit)
+    target = fold_target_tokens(limit, fold_target, runway, fold_floor(units, bounds, other_tokens))
     remaining = sum(unit.tokens for unit in units)
     count, folded = 0, 0
     minimum_tokens = MIN_FOLD_SHARE * limit

@@ -16,6 +16,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, cast
 
+from app.engine.budget import summary_share
+from app.engine.folds import RUNWAY_MESSAGES, fold_target_tokens
 from app.engine.state import State
 from app.engine.types import Message
 from app.engine.units import rebuild
@@ -162,8 +164,10 @@ def prune_history(state: State, limit: int) -> bool:
     replayed message by message as if a context were served after each append: whenever the
     total goes over `limit`, the oldest eligible messages (all but the last `keep_recent` at
     that point) are pruned down to `prune_target × limit`, and at least `prune_at_least`
-    tokens. A step that cannot get down to `fold_target × limit` (where a fold would land)
-    would only buy a turn or two before the next cache break: a fold is due there instead.
+    tokens; both targets are lowered, as a fold's, to leave room for RUNWAY_MESSAGES
+    average-sized messages (folds.RUNWAY_MESSAGES). A step that cannot get down to where a
+    fold would land would only buy a few turns before the next cache break: a fold is due
+    there instead.
     At `prune_anchor_seq` (the newest message when the first context after the last fold was
     served) everything eligible is pruned: that request broke the cache anyway.
     The pruned set is a function of the messages and the anchor alone (one pass, each message
@@ -172,15 +176,27 @@ def prune_history(state: State, limit: int) -> bool:
     """
     settings = state.request.settings
     messages = [m for unit in state.units for m in unit.messages]
-    running = state.total() - sum(m.tokens for m in messages)
-    target = min(limit, math.floor(settings.prune_target * limit))
-    # Worth it only if it ends at least as low as a fold would (fold_target): else fold.
-    acceptable = max(target, math.floor(settings.fold_target * limit))
+    base = state.total() - sum(m.tokens for m in messages)
+    running = base
+    floor = base - state.summary_tokens() + summary_share(limit, settings)
     pruned: dict[str, Message] = {}
     cursor, settled = 0, True
+    appended = [0]  # appended[k]: tokens of messages[:k] as stored
     anchor = state.request.prune_anchor_seq
+    never = state.request.mode == "never"
     for step, message in enumerate(messages):
         running += message.tokens
+        appended.append(appended[-1] + message.tokens)
+        # Both targets leave the runway a fold leaves (folds.runway_tokens), measured on the
+        # messages so far: what the request served after this message saw. Not with
+        # `never`: there the oldest units are dropped (a break per turn), no fold to match.
+        runway = 0 if never else math.ceil(RUNWAY_MESSAGES * appended[-1] / (step + 1))
+        target = max(0, min(limit, math.floor(settings.prune_target * limit), limit - runway))
+        # Worth it only if it ends at least as low as a fold would (a fold keeps the recent
+        # messages and adds a summary of up to its share): else fold.
+        recent = appended[-1] - appended[max(0, step + 1 - settings.keep_recent)]
+        folded = fold_target_tokens(limit, settings.fold_target, runway)
+        acceptable = max(target, folded, floor + recent)
         at_anchor = (
             anchor is not None
             and message.seq <= anchor

@@ -5,7 +5,14 @@ import math
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.budget import estimate_limit
-from app.engine.folds import MIN_FOLD_UNITS, fold_bounds, plan_fold_count
+from app.engine.folds import (
+    MIN_FOLD_UNITS,
+    RUNWAY_MESSAGES,
+    fold_bounds,
+    fold_target_tokens,
+    plan_fold_count,
+    runway_tokens,
+)
 from app.engine.types import Message
 from app.engine.units import Unit
 from tests.engine.strategies import FakeCounter, make_message
@@ -74,6 +81,67 @@ class TestPlanFoldCount:
             plan_fold_count(units, bounds, other_tokens=0, limit=10**6, fold_target=0.6, force=True)
             == 3
         )
+
+
+class TestRunway:
+    """A fold breaks the prompt cache: it must leave room for RUNWAY_MESSAGES more messages."""
+
+    def test_runway_is_room_for_that_many_average_sized_messages(self) -> None:
+        assert runway_tokens([100, 300]) == RUNWAY_MESSAGES * 200
+        assert runway_tokens([]) == 0
+
+    def test_target_is_lowered_only_when_fold_target_leaves_too_little_room(self) -> None:
+        assert fold_target_tokens(10_000, 0.6, 2_000) == 6_000  # roomy: fold_target
+        assert fold_target_tokens(10_000, 0.6, 7_000) == 3_000  # tight: deeper
+        assert fold_target_tokens(10_000, 0.6, 20_000, floor=2_500) == 2_500  # not below
+        assert fold_target_tokens(10_000, 0.6, 20_000, floor=8_000) == 6_000  # nor above
+
+    def test_plan_folds_deeper_to_leave_the_runway(self) -> None:
+        units = _units(*[100] * 10)
+        bounds = fold_bounds(units, keep_recent=2)
+
+        def count(runway: int) -> int:
+            return plan_fold_count(
+                units,
+                bounds,
+                other_tokens=0,
+                limit=1000,
+                fold_target=0.6,
+                force=False,
+                runway=runway,
+            )
+
+        assert count(0) == 4  # 1000 → 600
+        assert count(700) == 7  # → 300
+        assert count(5000) == 8  # the recent two
+
+    def test_tight_budget_folds_down_to_the_recent_messages(self) -> None:
+        history = _chat(20, size=1600)  # ≈ 400 tokens a message: 15 of them fill the budget
+        settings = ContextSettings(keep_recent=4, fold_target=0.6)
+        request = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=6000, settings=settings
+        )
+        first, second = _fold_and_reassemble(request, "The parser is half built.")
+        plan = first.fold_plan
+        assert plan is not None
+        assert plan.target_tokens < math.floor(0.6 * 6000)
+        assert plan.through_seq == len(history) - 4  # all but the last keep_recent
+        assert plan.expected_tokens <= plan.target_tokens
+        assert [e.id for e in second.explain if e.status == "included"] == [
+            "m1",
+            *(m.id for m in history[-4:]),
+        ]
+        assert second.usage.estimated_tokens <= plan.target_tokens
+
+    def test_roomy_budget_keeps_fold_target(self) -> None:
+        history = _chat(120)  # ≈ 100 tokens a message: the budget holds about 200
+        settings = ContextSettings(keep_recent=4, fold_target=0.6)
+        request = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=20_000, settings=settings
+        )
+        plan = assemble(request, COUNTER).fold_plan
+        assert plan is not None and plan.target_tokens == math.floor(0.6 * 20_000)
+        assert math.floor(0.6 * 20_000) - 300 < plan.expected_tokens <= plan.target_tokens
 
 
 class TestFoldPlan:

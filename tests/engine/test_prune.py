@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 
 from app.core.context_settings import ContextSettings
-from app.engine.assemble import AssemblyInput, assemble
+from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.prune import (
     PRUNE_HEAD_CHARS,
     PRUNE_MIN_CHARS,
@@ -125,3 +126,46 @@ class TestPruneTier:
             assert previous <= pruned and not result.dropped
             events, previous = events + (pruned != previous), pruned
         assert previous and events <= 4  # "just enough" pruning changed it on most turns
+
+    def test_a_prune_that_leaves_too_little_runway_folds_instead(self) -> None:
+        # ≈ 1,000-token tool results under a 12k budget: pruning to prune_target (0.6) would
+        # leave room for a few results only, then break the cache again; a fold goes deeper.
+        history = [make_message(1, "user", "The task")]
+        for step in range(30):
+            history.append(make_message(len(history) + 1, "assistant", f"Reading {step}."))
+            history.append(make_message(len(history) + 1, "user", BODY[:4000]))
+        settings = ContextSettings(keep_recent=2)
+        request = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=12_000, settings=settings
+        )
+        result = assemble(request, COUNTER)
+        assert result.fold_plan is not None
+        assert result.fold_plan.target_tokens < math.floor(0.6 * 12_000)
+        roomy = AssemblyInput(
+            messages=tuple(history), context_window=0, max_tokens=24_000, settings=settings
+        )
+        assert assemble(roomy, COUNTER).fold_plan is None  # pruning alone leaves the runway
+
+    def test_never_prunes_to_prune_target_as_before(self) -> None:
+        # With `summarize=never` (the stateless route) there is no fold to leave a runway
+        # for: pruning stops at prune_target, it does not excerpt more than that.
+        history = [make_message(1, "user", "The task")]
+        for step in range(16):
+            history.append(make_message(len(history) + 1, "assistant", f"Reading {step}."))
+            history.append(make_message(len(history) + 1, "user", BODY[:4000]))
+        settings = ContextSettings(keep_recent=2)
+
+        def run(mode: Mode) -> AssemblyResult:
+            request = AssemblyInput(
+                messages=tuple(history),
+                context_window=0,
+                max_tokens=12_000,
+                settings=settings,
+                mode=mode,
+            )
+            return assemble(request, COUNTER)
+
+        never, auto = run("never"), run("auto")
+        assert not never.dropped and never.fold_plan is None
+        assert never.usage.estimated_tokens > math.floor(0.6 * 12_000) - 1024
+        assert len(never.pruned) < len(auto.pruned) and auto.fold_plan is not None
