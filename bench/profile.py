@@ -37,7 +37,7 @@ PARTS = {
     "service": "app.services.served_cache:serve_context",
     "stamp read": "app.repositories.context:served_state",
     "read transaction": "app.services.context:ContextAssembler._load",
-    "rows → messages": "app.repositories.context:to_engine",
+    "rows → messages": "app.repositories.context_rows:DecodedMessages.__call__",
     "engine": "app.services.context:ContextAssembler._assemble",
     "served-record write": "app.repositories.context:ContextRepository.record_served",
     "response model": "app.services.context_response:context_response",
