@@ -92,9 +92,9 @@ def _metadata(raw: Mapping[str, Any], index: int, base: str) -> dict[str, Any]:
         metadata = {}
     elif not isinstance(metadata, dict):
         _fail(index, f"{base}.metadata", "metadata must be an object")
-    extra = {key: value for key, value in raw.items() if key not in KNOWN_KEYS}
-    if not extra:
+    if raw.keys() <= KNOWN_KEYS:  # the common case, without building an empty dict
         return metadata
+    extra = {key: value for key, value in raw.items() if key not in KNOWN_KEYS}
     if EXTRA_KEY in metadata:
         _fail(
             index,
