@@ -216,15 +216,12 @@ def _fold_plan(
     pinned_tokens = state.pinned.tokens if state.pinned else 0
     share = summary_share(limit, settings)
     other = state.fixed + pinned_tokens + share + framing + continuation
-    runway = runway_tokens([m.tokens for unit in units for m in unit.messages])
+    messages = [m.tokens for unit in units for m in unit.messages]
+    runway = runway_tokens(sum(messages), len(messages))
+    floor = fold_floor(units, bounds, other)
+    target = fold_target_tokens(limit, settings.fold_target, runway, floor)
     count = plan_fold_count(
-        units,
-        bounds,
-        other_tokens=other,
-        limit=limit,
-        fold_target=settings.fold_target,
-        force=mode == "force",
-        runway=runway,
+        units, bounds, other_tokens=other, limit=limit, target=target, force=mode == "force"
     )
     return make_plan(
         units,
@@ -232,9 +229,7 @@ def _fold_plan(
         originals,
         trigger="force" if mode == "force" else "threshold",
         other_tokens=other,
-        target_tokens=fold_target_tokens(
-            limit, settings.fold_target, runway, fold_floor(units, bounds, other)
-        ),
+        target_tokens=target,
     )
 
 

@@ -79,12 +79,10 @@ def fold_bounds(units: Sequence[Unit], keep_recent: int) -> FoldBounds:
     return FoldBounds(keep_from=keep_from, never_from=never_from)
 
 
-def runway_tokens(message_tokens: Sequence[int]) -> int:
-    """Room for RUNWAY_MESSAGES messages of the average size of `message_tokens` (the
-    unsummarized messages as stored: what the next turns will append)."""
-    if not message_tokens:
-        return 0
-    return math.ceil(RUNWAY_MESSAGES * sum(message_tokens) / len(message_tokens))
+def runway_tokens(total_tokens: int, messages: int) -> int:
+    """Room for RUNWAY_MESSAGES messages of the average size of `messages` messages holding
+    `total_tokens` (the unsummarized messages as stored: what the next turns will append)."""
+    return math.ceil(RUNWAY_MESSAGES * total_tokens / messages) if messages else 0
 
 
 def fold_target_tokens(limit: int, fold_target: float, runway: int, floor: int = 0) -> int:
@@ -105,16 +103,14 @@ def plan_fold_count(
     *,
     other_tokens: int,
     limit: int,
-    fold_target: float,
+    target: int,
     force: bool,
-    runway: int = 0,
 ) -> int:
-    """How many of the oldest units to fold; `other_tokens` = everything but the units,
-    with the room reserved for the new summary already included; `runway`: the tokens the
-    fold must leave free (`runway_tokens`)."""
+    """How many of the oldest units to fold to land at `target` (`fold_target_tokens`);
+    `other_tokens` = everything but the units, with the room reserved for the new summary
+    already included."""
     if force:
         return bounds.keep_from
-    target = fold_target_tokens(limit, fold_target, runway, fold_floor(units, bounds, other_tokens))
     remaining = sum(unit.tokens for unit in units)
     count, folded = 0, 0
     minimum_tokens = MIN_FOLD_SHARE * limit

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from app.engine.budget import summary_share
-from app.engine.folds import RUNWAY_MESSAGES, fold_target_tokens
+from app.engine.folds import fold_target_tokens, runway_tokens
 from app.engine.state import State
 from app.engine.types import Message
 from app.engine.units import rebuild
@@ -190,7 +190,7 @@ def prune_history(state: State, limit: int) -> bool:
         # Both targets leave the runway a fold leaves (folds.runway_tokens), measured on the
         # messages so far: what the request served after this message saw. Not with
         # `never`: there the oldest units are dropped (a break per turn), no fold to match.
-        runway = 0 if never else math.ceil(RUNWAY_MESSAGES * appended[-1] / (step + 1))
+        runway = 0 if never else runway_tokens(appended[-1], step + 1)
         target = max(0, min(limit, math.floor(settings.prune_target * limit), limit - runway))
         # Worth it only if it ends at least as low as a fold would (a fold keeps the recent
         # messages and adds a summary of up to its share): else fold.

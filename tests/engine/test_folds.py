@@ -9,6 +9,7 @@ from app.engine.folds import (
     MIN_FOLD_UNITS,
     RUNWAY_MESSAGES,
     fold_bounds,
+    fold_floor,
     fold_target_tokens,
     plan_fold_count,
     runway_tokens,
@@ -48,17 +49,13 @@ class TestPlanFoldCount:
     def test_folds_the_oldest_units_down_to_the_target(self) -> None:
         units = _units(100, 100, 100, 100, 100, 100)
         bounds = fold_bounds(units, keep_recent=1)
-        count = plan_fold_count(
-            units, bounds, other_tokens=0, limit=500, fold_target=0.6, force=False
-        )
+        count = plan_fold_count(units, bounds, other_tokens=0, limit=500, target=300, force=False)
         assert count == 3  # 600 → 300 ≤ 0.6 × 500
 
     def test_folds_a_minimum_chunk_worth_a_summarizer_call(self) -> None:
         units = _units(10, 10, 10, 400)
         bounds = fold_bounds(units, keep_recent=1)
-        count = plan_fold_count(
-            units, bounds, other_tokens=0, limit=420, fold_target=0.99, force=False
-        )
+        count = plan_fold_count(units, bounds, other_tokens=0, limit=420, target=415, force=False)
         assert count == MIN_FOLD_UNITS
 
     def test_recent_messages_are_folded_only_when_they_alone_are_over_budget(self) -> None:
@@ -66,19 +63,17 @@ class TestPlanFoldCount:
         bounds = fold_bounds(units, keep_recent=3)
         assert bounds.keep_from == 1
         assert (
-            plan_fold_count(units, bounds, other_tokens=0, limit=1000, fold_target=0.5, force=False)
-            == 1
+            plan_fold_count(units, bounds, other_tokens=0, limit=1000, target=500, force=False) == 1
         )
         assert (
-            plan_fold_count(units, bounds, other_tokens=0, limit=500, fold_target=0.5, force=False)
-            == 3
+            plan_fold_count(units, bounds, other_tokens=0, limit=500, target=250, force=False) == 3
         )
 
     def test_force_folds_everything_but_keep_recent(self) -> None:
         units = _units(5, 5, 5, 5, 5)
         bounds = fold_bounds(units, keep_recent=2)
         assert (
-            plan_fold_count(units, bounds, other_tokens=0, limit=10**6, fold_target=0.6, force=True)
+            plan_fold_count(units, bounds, other_tokens=0, limit=10**6, target=600_000, force=True)
             == 3
         )
 
@@ -87,8 +82,8 @@ class TestRunway:
     """A fold breaks the prompt cache: it must leave room for RUNWAY_MESSAGES more messages."""
 
     def test_runway_is_room_for_that_many_average_sized_messages(self) -> None:
-        assert runway_tokens([100, 300]) == RUNWAY_MESSAGES * 200
-        assert runway_tokens([]) == 0
+        assert runway_tokens(400, 2) == RUNWAY_MESSAGES * 200
+        assert runway_tokens(0, 0) == 0
 
     def test_target_is_lowered_only_when_fold_target_leaves_too_little_room(self) -> None:
         assert fold_target_tokens(10_000, 0.6, 2_000) == 6_000  # roomy: fold_target
@@ -101,14 +96,9 @@ class TestRunway:
         bounds = fold_bounds(units, keep_recent=2)
 
         def count(runway: int) -> int:
+            target = fold_target_tokens(1000, 0.6, runway, fold_floor(units, bounds, 0))
             return plan_fold_count(
-                units,
-                bounds,
-                other_tokens=0,
-                limit=1000,
-                fold_target=0.6,
-                force=False,
-                runway=runway,
+                units, bounds, other_tokens=0, limit=1000, target=target, force=False
             )
 
         assert count(0) == 4  # 1000 → 600
