@@ -56,6 +56,20 @@ class TestMerge:
         assert commands == {"make lint": "ok", "pytest": "exit 1"}
         assert "- `make lint`\n- `pytest` → exit 1" in render(facts.items())
 
+    def test_a_tight_summary_lists_commands_without_backticks_and_reads_them_back(
+        self, counter
+    ) -> None:
+        commands = [Item("command", f"make target{n}", n, "ok") for n in range(30)]
+        commands.append(Item("command", "pytest -q", 30, "exit 1"))
+        task = Item("task", "Go.", 0)
+        budget = counter.count_text(render([task, *commands])) * 2 // 3
+        text = fit([task, *commands], budget, counter)
+        assert "- pytest -q → exit 1" in text and "- make target29" in text
+        assert "`make" not in text  # two tokens a command saved: more commands are named
+        kept = {i.text: i.status for i in parse_summary(text).items() if i.kind == "command"}
+        assert kept["pytest -q"] == "exit 1" and kept["make target29"] == "ok"
+        assert len(kept) == text.count("\n- ")
+
     def test_facts_are_deduplicated_across_folds(self, counter) -> None:
         fold = conversation(
             ("user", "Go. Never push to main."), *call("1", "read_file", {"path": "a.py"}, "x")
@@ -147,7 +161,7 @@ class TestBudget:
         assert counter.count_text(text) <= 300
         assert "User constraints:" in text
         # Each section has a floor of the budget, though a command weighs far less.
-        assert text.count("- `make t") >= 3
+        assert text.count("- make t") >= 3
 
     def test_at_a_tight_budget_errors_and_files_take_their_short_form(self, counter) -> None:
         result = "E   AssertionError: totals differ\nFAILED t.py::test_total\n1 failed, 9 passed"
@@ -176,13 +190,13 @@ class TestBudget:
         ]
         text = rule_summary(conversation(("user", "Go."), *commands), None, 300, counter)
         assert counter.count_text(text) <= 300
-        heads = [line for line in text.splitlines() if line.startswith("- `tool")]
+        heads = [line for line in text.splitlines() if line.startswith("- tool")]
         # Whole, one command would fit; as heads, most of them do, each a prefix of its command.
         assert len(heads) >= 6
         for line in heads:
-            name = line[3:].split(" ", 1)[0]
+            name = line[2:].split(" ", 1)[0]
             assert f"{name} run --flag-0=value-0" in line
-        assert sum(line.endswith(" …`") for line in heads) >= 5
+        assert sum(line.endswith(" …") for line in heads) >= 5
         # With room for everything, no command is cut to its head.
         roomy = rule_summary(conversation(("user", "Go."), *commands), None, 4000, counter)
         whole = {
@@ -192,7 +206,7 @@ class TestBudget:
         }
         assert len(whole) == 12
         for line in heads:
-            assert len(whole[line[3:].split(" ", 1)[0]]) > len(line)
+            assert len(whole[line[2:].split(" ", 1)[0]]) > len(line)
 
     def test_left_over_budget_gives_a_cut_item_its_whole_text(self, counter) -> None:
         task = Item("task", "Go.", 0)
@@ -204,7 +218,7 @@ class TestBudget:
         # Not everything fits, so the command was cut to its head to make room; one file
         # fits beside it, the next does not, and the room left takes the command back whole.
         assert text.count("- `/x") == 1
-        assert f"- `{command.text}`" in text
+        assert f"- {command.text}" in text.splitlines()
 
     def test_tiny_budget_still_fits(self, counter) -> None:
         text = rule_summary(conversation(("user", "word " * 500)), None, 10, counter)
@@ -349,7 +363,7 @@ class TestCompact:
         commands = [Item("command", f"ls d{n}", 1 + n, "ok") for n in range(5)]
         budget = counter.count_text(render([task, *commands])) + 5
         text = fit([task, long_file, *commands], budget, counter)
-        assert "dir89" not in text and text.count("- `ls d") == 5
+        assert "dir89" not in text and text.count("- ls d") == 5
 
     def test_carried_over_summary_only_fills_what_is_left(self, counter) -> None:
         carried = "\n".join(
@@ -358,7 +372,7 @@ class TestCompact:
         commands = "\n".join(f"- `make target{n}`" for n in range(40))
         previous = f"Task: Go.\nCommands:\n{commands}\nEarlier summary:\n{carried}"
         text = rule_summary([], previous, counter.count_text(previous) // 3, counter)
-        assert text.count("- `make target") < 40  # commands are evicted...
+        assert text.count("- make target") < 40  # commands are evicted...
         assert "Earlier summary:" not in text  # ...so no room is reserved for the narrative
 
     def test_an_error_named_by_its_commands_head_is_resolved_in_a_later_fold(self, counter) -> None:
@@ -367,7 +381,7 @@ class TestCompact:
         items = [("user", "Go."), *failing, *self._reads(30)]
         first = rule_summary(conversation(*items), None, 200, counter)
         assert "(from `pytest tests/test_" in first and "test_gamma.py -q`)" not in first
-        assert f"- `{command}` → exit 1" in first  # the command itself is listed whole
+        assert f"- {command} → exit 1" in first  # the command itself is listed whole
         passing = call("p", "bash", {"command": command}, "20 passed\nexit code: 0")
         second = rule_summary(conversation(*passing), first, 400, counter)
         assert "Errors (open):" not in second

@@ -221,7 +221,7 @@ class TestPathsAndBudget:
         text = summarize(counter, *items, budget=100)
         assert counter.count_text(text) <= 100
         assert "frame149" not in text  # too long for this budget: its head at most
-        assert section(text, "Commands:").count("- `ls dir") >= 5
+        assert section(text, "Commands:").count("- ls dir") >= 5
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="real-transcript corpus not available")
@@ -270,9 +270,11 @@ class TestCorpus:
         workdir = facts.get("workdir")
         left = budget - counter.count_text(text)
         for item in facts.items():
-            line = item_line(item, workdir.text if workdir else None)
-            # At a tight budget a command or error may be named by its head (` …`).
+            line = item_line(item, workdir.text if workdir else None, compact=True)
+            # At a tight budget a command or error may be named by its head (` …`), a command
+            # without backticks.
             head = item.text.split(" | ")[0][:24]
-            if item.kind in ("command", "error") and f"`{head}" not in text:
+            named = f"`{head}" in text or f"- {head}" in text
+            if item.kind in ("command", "error") and not named:
                 # its line (+ newline, + a section header at most) would not have fitted
                 assert counter.count_text(line) + 6 > left, (path.stem, line)

@@ -16,8 +16,6 @@ import random
 from collections import Counter
 from typing import Any
 
-import pytest
-
 from app.services.summarize_context import to_messages
 from app.summarizers.rule import rule_summary
 from app.tokens.counter import TiktokenCounter
@@ -210,17 +208,7 @@ def test_at_20x_rule_keeps_at_least_the_baseline_in_every_category(counter) -> N
     assert _behind(counter, 20) == {}
 
 
-def test_at_100x_rule_keeps_at_least_the_baseline_in_the_other_categories(counter) -> None:
-    # Files read were behind too, until files sharing a directory were listed on one line.
-    behind = _behind(counter, 100)
-    assert set(behind) <= {"command"}, behind
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known miss: at 100× these sessions' budget holds about half of all tool calls as one "
-    "line each; rule keeps every user constraint, modified file and nearly every error first, "
-    "and then fewer commands than the baseline's chronological prefix (about 245 of 594 vs 263)",
-)
 def test_at_100x_rule_keeps_at_least_the_baseline_in_every_category(counter) -> None:
+    # Files read were behind until files sharing a directory were listed on one line; commands
+    # until a tight summary listed them without backticks (about 245 of 594 vs 263 before).
     assert _behind(counter, 100) == {}

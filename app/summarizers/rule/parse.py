@@ -20,7 +20,8 @@ _FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
 # A compact line: the files of one directory, `- `dir/`: `a.py` (Edit), `b.py``.
 _FOLDER = re.compile(r"^- `([^`]*)/`: (`.*)$")
 _ENTRY = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
-_COMMAND = re.compile(r"^- `(.+)`(?: → (.+))?$")  # bare: it passed
+# No status: it passed. A tight summary leaves out the backticks.
+_COMMAND = re.compile(r"^- (?:`(.+)`|(.+?))(?: → (.+))?$")
 _ERROR = re.compile(r"^- `(.+)` \(from `(.*)`\)(?: → resolved: (.*))?$")
 _QUESTION = re.compile(r"^- (user|assistant): (.+)$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -125,7 +126,7 @@ def _item(section: tuple[Kind, str], line: str, order: int, workdir: str | None)
         path = absolute(match.group(1), workdir)
         return Item("file", path, order, status, detail=match.group(2) or "")
     if kind == "command" and (match := _COMMAND.match(line)):
-        return Item("command", match.group(1), order, match.group(2) or "ok")
+        return Item("command", match.group(1) or match.group(2), order, match.group(3) or "ok")
     if kind == "error" and (match := _ERROR.match(line)):
         resolution = match.group(3) or ""
         state = "resolved" if resolution or status == "resolved" else "open"

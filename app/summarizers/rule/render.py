@@ -73,14 +73,17 @@ WORKDIR_PREFIX = "Working directory: "
 PASSED = ("", "ok", "exit 0")  # a command's statuses that are not marked
 
 
-def item_line(item: Item, workdir: str | None = None) -> str:
-    """One summary line; file paths under `workdir` are written relative to it."""
+def item_line(item: Item, workdir: str | None = None, compact: bool = False) -> str:
+    """One summary line; file paths under `workdir` are written relative to it. `compact` (a
+    tight budget) lists a command without backticks: under its header it reads the same, and
+    the two tokens a line saves name more commands."""
     if item.kind == "file":
         return "- " + file_entry(item, relative(item.text, workdir))
     if item.kind == "command":
         # Only a failure is marked: a listed command without one ran (or its result is unknown).
         failed = item.status not in PASSED
-        return f"- `{item.text}` → {item.status}" if failed else f"- `{item.text}`"
+        text = item.text if compact else f"`{item.text}`"
+        return f"- {text} → {item.status}" if failed else f"- {text}"
     if item.kind == "error":
         line = f"- `{item.text}` (from `{item.detail}`)"
         if item.status != "resolved":
@@ -93,7 +96,8 @@ def item_line(item: Item, workdir: str | None = None) -> str:
 
 def render(items: Sequence[Item], compact: bool = False) -> str:
     """The summary text of `items`. `compact` (at a tight budget) lists the files of one
-    section that share a directory on one line: `- dir/: `a.py`, `b.py``."""
+    section that share a directory on one line (`- dir/: `a.py`, `b.py``), commands without
+    backticks."""
     ordered = sorted(items, key=lambda i: (i.order, i.text))
     lines: list[str] = [f"Task: {i.text}" for i in ordered if i.kind == "task"][:1]
     workdir = _workdir(ordered)
@@ -107,7 +111,7 @@ def render(items: Sequence[Item], compact: bool = False) -> str:
         if compact and members[0].kind == "file":
             lines += _file_lines(members, workdir)
         else:
-            lines += [item_line(i, workdir) for i in members]
+            lines += [item_line(i, workdir, compact) for i in members]
     focus = [i.text for i in ordered if i.kind == "focus"][-1:]
     lines += [f"Current focus: {_under(text, workdir)}" for text in focus]
     return "\n".join(lines)
@@ -205,7 +209,7 @@ def line_costs(
             name = item.text.rsplit("/", 1)[-1]
             costs[id(item)] = counter.count_text(file_entry(item, name) + ", ")
         else:
-            costs[id(item)] = counter.count_text(item_line(item, workdir)) + 1
+            costs[id(item)] = counter.count_text(item_line(item, workdir, compact)) + 1
     return costs
 
 
