@@ -142,7 +142,7 @@ class TestBudget:
         assert orders["src/m5.py"] == orders["ValueError: bad input number 5 in the parser"] == -1
         assert orders["src/m0.py"] < orders["src/m5.py"]
         half = rule_summary([], previous, counter.count_text(previous) // 2, counter)
-        assert "`m5.py`" in half and "number 5" in half  # files of `src/` on one line
+        assert "- src/: " in half and "m5.py" in half and "number 5" in half  # one line
 
     def test_many_user_corrections_do_not_starve_the_commands(self, counter) -> None:
         corrections = [
@@ -177,7 +177,7 @@ class TestBudget:
             120,
             counter,
         )
-        assert "- `src/m1.py`\n" in edited  # which tool changed it is a luxury here
+        assert "- src/m1.py\n" in edited  # which tool changed it is a luxury here
         full = rule_summary(conversation(*items), None, 4000, counter)
         assert "totals differ | FAILED t.py::test_total | 1 failed" in full
 
@@ -217,7 +217,7 @@ class TestBudget:
         text = fit([task, command, *files], budget, counter)
         # Not everything fits, so the command was cut to its head to make room; one file
         # fits beside it, the next does not, and the room left takes the command back whole.
-        assert text.count("- `/x") == 1
+        assert text.count("- /x") == 1
         assert f"- {command.text}" in text.splitlines()
 
     def test_tiny_budget_still_fits(self, counter) -> None:
@@ -322,10 +322,10 @@ class TestCompact:
         full = rule_summary(conversation(*items), None, 4000, counter)
         assert "- `src/pkg/mod/m3.py`" in full  # everything fits: one line per file
         text = rule_summary(conversation(*items), None, 120, counter)
-        line = next(x for x in text.splitlines() if x.startswith("- `src/pkg/mod/`: "))
-        assert line.count(".py`") > 10  # the directory named once for all of them
+        line = next(x for x in text.splitlines() if x.startswith("- src/pkg/mod/: "))
+        assert line.count(".py") > 10  # the directory named once for all of them
         # the same budget, one line per file, would hold far fewer
-        assert text.count(".py`") > full[: len(text)].count(".py`")
+        assert text.count(".py") > full[: len(text)].count(".py")
 
     def test_a_compact_line_reads_back_file_by_file(self, counter) -> None:
         previous = (
@@ -345,6 +345,25 @@ class TestCompact:
         assert {i.text for i in parse_summary(again) if i.kind == "file"} == {
             f for f, _, _ in files
         }
+
+    def test_a_tight_summary_writes_paths_and_commands_bare_where_they_read_back(self) -> None:
+        items = [
+            Item("task", "Go.", 0),
+            Item("workdir", "/w", 0),
+            Item("file", "/w/src/a.py", 1, "read"),
+            Item("file", "/w/src/b.py", 2, "read"),
+            Item("file", "/w/lone/c.py", 3, "read"),
+            Item("file", "/w/my notes.md", 4, "read"),  # a space: kept in backticks
+            Item("file", "/w/src/x,y.txt", 5, "read"),  # a comma would split a compact line
+            Item("command", "echo a → b", 6, "ok"),  # the status marker: kept in backticks
+            Item("command", "make check", 7, "exit 2"),
+        ]
+        text = render(items, compact=True)
+        assert "- src/: a.py, b.py, `x,y.txt`\n- lone/c.py\n- `my notes.md`" in text
+        assert "- `echo a → b`\n- make check → exit 2" in text
+        listed = ("file", "command")
+        parsed = {(i.kind, i.text, i.status) for i in parse_summary(text) if i.kind in listed}
+        assert parsed == {(i.kind, i.text, i.status) for i in items if i.kind in listed}
 
     def test_a_tight_error_names_the_head_of_its_command(self, counter) -> None:
         command = "pytest " + " ".join(f"tests/test_{n}.py" for n in range(20))

@@ -23,7 +23,9 @@ MAX_ITEM_CHARS = 300
 # matter most to the next turn; files merely read and passing commands are cheap to redo.
 WEIGHTS: dict[str, float] = {
     "error:open": 10,
-    "constraint": 9,
+    # As binding as an open error (9 before: at a tight budget, cheaper bare paths then
+    # outranked a user constraint).
+    "constraint": 10,
     "decision": 8,
     "file:modified": 7,
     "file:created": 7,

@@ -16,12 +16,13 @@ from app.summarizers.rule.facts import Facts, Item, Kind, clip
 from app.summarizers.rule.paths import absolute
 from app.summarizers.rule.render import CUT_MARKER, SECTIONS, WORKDIR_PREFIX
 
-_FILE = re.compile(r"^- `(.+)`(?: \((.*)\))?$")
-# A compact line: the files of one directory, `- `dir/`: `a.py` (Edit), `b.py``.
-_FOLDER = re.compile(r"^- `([^`]*)/`: (`.*)$")
-_ENTRY = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
-# No status: it passed. A tight summary leaves out the backticks.
-_COMMAND = re.compile(r"^- (?:`(.+)`|(.+?))(?: → (.+))?$")
+# A tight summary writes commands and paths bare where they read back unambiguously
+# (quoting.py): each pattern takes the quoted form or the bare one.
+_FILE = re.compile(r"^- (?:`(.+)`(?: \((.*)\))?|([^\s,`]+))$")
+# A compact line: the files of one directory, `- dir/: a.py, `b.py` (Edit)`.
+_FOLDER = re.compile(r"^- (?:`([^`]*)/`|([^\s,`]*)/): (.+)$")
+_ENTRY = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?|([^\s,`]+)")
+_COMMAND = re.compile(r"^- (?:`(.+)`|(.+?))(?: → (.+))?$")  # no status: it passed
 _ERROR = re.compile(r"^- `(.+)` \(from `(.*)`\)(?: → resolved: (.*))?$")
 _QUESTION = re.compile(r"^- (user|assistant): (.+)$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -62,8 +63,9 @@ def parse_summary(text: str | None) -> Facts:
         elif line in _KINDS:
             section = _KINDS[line]
         elif section is not None and section[0] == "file" and (folder := _FOLDER.match(line)):
-            for entry in _ENTRY.finditer(folder.group(2)):
-                path = absolute(f"{folder.group(1)}/{entry.group(1)}", workdir)
+            directory = folder.group(1) if folder.group(1) is not None else folder.group(2)
+            for entry in _ENTRY.finditer(folder.group(3)):
+                path = absolute(f"{directory}/{entry.group(1) or entry.group(3)}", workdir)
                 facts.add(Item("file", path, order, section[1], detail=entry.group(2) or ""))
         elif section is not None and line.startswith("- "):
             facts.add(_item(section, line, order, workdir))
@@ -123,7 +125,7 @@ def _orders(lines: list[str]) -> list[int]:
 def _item(section: tuple[Kind, str], line: str, order: int, workdir: str | None) -> Item:
     kind, status = section
     if kind == "file" and (match := _FILE.match(line)):
-        path = absolute(match.group(1), workdir)
+        path = absolute(match.group(1) or match.group(3), workdir)
         return Item("file", path, order, status, detail=match.group(2) or "")
     if kind == "command" and (match := _COMMAND.match(line)):
         return Item("command", match.group(1) or match.group(2), order, match.group(3) or "ok")

@@ -17,6 +17,7 @@ from dataclasses import replace
 from app.engine.truncate import truncate_text
 from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item, normalize
 from app.summarizers.rule.paths import relative
+from app.summarizers.rule.quoting import STATUS_MARK, quote_command, quote_path
 from app.tokens.base import TokenCounter
 
 CUT_MARKER = " …"
@@ -35,7 +36,7 @@ DECAY = 0.3
 # A floor per section when not everything fits: this share of the room left after the task and
 # focus is split evenly between the sections that have items, and each section's best items
 # that fit in its part are kept first. Diminishing returns alone cannot lift a section whose
-# items all weigh less than another's last (commands at 2, user constraints at 9).
+# items all weigh less than another's last (commands at 2, user constraints at 10).
 FLOOR_SHARE = 0.4
 # A continued session's carried-over summary only fills what is left: no floor.
 NO_FLOOR = ("context:carried",)
@@ -75,15 +76,13 @@ PASSED = ("", "ok", "exit 0")  # a command's statuses that are not marked
 
 def item_line(item: Item, workdir: str | None = None, compact: bool = False) -> str:
     """One summary line; file paths under `workdir` are written relative to it. `compact` (a
-    tight budget) lists a command without backticks: under its header it reads the same, and
-    the two tokens a line saves name more commands."""
+    tight budget) writes commands and paths bare where they read back unambiguously."""
     if item.kind == "file":
-        return "- " + file_entry(item, relative(item.text, workdir))
+        return "- " + file_entry(item, relative(item.text, workdir), compact)
     if item.kind == "command":
         # Only a failure is marked: a listed command without one ran (or its result is unknown).
-        failed = item.status not in PASSED
-        text = item.text if compact else f"`{item.text}`"
-        return f"- {text} → {item.status}" if failed else f"- {text}"
+        text = quote_command(item.text, compact)
+        return f"- {text}{STATUS_MARK}{item.status}" if item.status not in PASSED else f"- {text}"
     if item.kind == "error":
         line = f"- `{item.text}` (from `{item.detail}`)"
         if item.status != "resolved":
@@ -96,8 +95,8 @@ def item_line(item: Item, workdir: str | None = None, compact: bool = False) -> 
 
 def render(items: Sequence[Item], compact: bool = False) -> str:
     """The summary text of `items`. `compact` (at a tight budget) lists the files of one
-    section that share a directory on one line (`- dir/: `a.py`, `b.py``), commands without
-    backticks."""
+    section that share a directory on one line (`- dir/: a.py, b.py`), commands and paths
+    bare where they read back unambiguously (quoting.py)."""
     ordered = sorted(items, key=lambda i: (i.order, i.text))
     lines: list[str] = [f"Task: {i.text}" for i in ordered if i.kind == "task"][:1]
     workdir = _workdir(ordered)
@@ -139,10 +138,10 @@ def _file_lines(files: Sequence[Item], workdir: str | None) -> list[str]:
     lines = []
     for folder, members in folders.items():
         if folder and len(members) > 1:
-            names = ", ".join(file_entry(i, i.text.rsplit("/", 1)[-1]) for i in members)
-            lines.append(f"- `{folder}/`: {names}")
+            names = ", ".join(file_entry(i, i.text.rsplit("/", 1)[-1], True) for i in members)
+            lines.append(f"- {quote_path(folder + '/', True)}: {names}")
         else:
-            lines += [item_line(i, workdir) for i in members]
+            lines += [item_line(i, workdir, True) for i in members]
     return lines
 
 
@@ -150,11 +149,11 @@ def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path.strip("/") else ""
 
 
-def file_entry(item: Item, path: str) -> str:
+def file_entry(item: Item, path: str, compact: bool = False) -> str:
     """`path` quoted, with the tools that changed it (which tools merely read a file is not
     worth its tokens)."""
     detail = item.detail if item.status in ("modified", "created") else ""
-    return f"`{path}` ({detail})" if detail else f"`{path}`"
+    return f"`{path}` ({detail})" if detail else quote_path(path, compact)
 
 
 def rank(
@@ -207,7 +206,7 @@ def line_costs(
         where = (_section(item), _folder(relative(item.text, workdir)))
         if item.kind == "file" and where[1] and folders[where] > 1:
             name = item.text.rsplit("/", 1)[-1]
-            costs[id(item)] = counter.count_text(file_entry(item, name) + ", ")
+            costs[id(item)] = counter.count_text(file_entry(item, name, compact) + ", ")
         else:
             costs[id(item)] = counter.count_text(item_line(item, workdir, compact)) + 1
     return costs
