@@ -42,6 +42,9 @@ class AssemblyInput:
     stand_ins: frozenset[str] = frozenset()
     """Ids of messages whose `tokens` is a stand-in, not their count (the stateless routes
     leave old history uncounted): never pruned; the caller checks they end up dropped."""
+    units_left_out: int = 0
+    """Units older than `messages` that the caller left out already (the stateless routes
+    hand over only the history that can be sent): counted in the drop warning."""
 
 
 @dataclass(slots=True)

@@ -25,6 +25,12 @@ orphan tool result, a call without its result, an empty message). The pinned fir
 message is always counted. `explain` needs every count, so it counts all; and the service
 checks that every stand-in was dropped and every floored message pruned or dropped (else it
 counts all and assembles again).
+
+The engine is handed only the history from the last unit boundary at or before window B
+(and the pinned message): the older messages are left out as the engine's drop loop would
+leave them, their units counted into its warning. That needs the cut to be a boundary the
+engine sees the same way (no tool id on both sides of it, nothing older it would rewrite, and
+a user turn after it if there is one before it); otherwise everything is handed over.
 """
 
 from __future__ import annotations
@@ -34,11 +40,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.engine.assemble import AssemblyResult
+from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.prune import excerpted, has_bulky_text
 from app.engine.types import Message
-from app.engine.units import body_tokens, first_user_message, is_empty
+from app.engine.units import body_tokens, first_user_message, is_empty, is_user_turn
 from app.tokens.counter import TiktokenCounter
 from app.tokens.floor import FloorCounter, floor_counter
 
@@ -135,11 +141,16 @@ class NewestCounts:
     """Posted messages with the counts that can matter under a limit (see the module)."""
 
     messages: list[Message]
+    """What the engine is handed: the history from the cut on, and the pinned message."""
     stand_ins: frozenset[str]
     """Ids whose tokens is a lower bound (window B) or 0 (older): the engine must drop them."""
     floored: frozenset[str] = frozenset()
     """Ids whose tokens is a floor over their excerpt's exact count (window A): the engine
     must prune them (or drop them)."""
+    left_out: tuple[str, ...] = ()
+    """Ids of the messages before the cut (not the pinned one): dropped without the engine."""
+    left_out_units: int = 0
+    """How many units the engine would have made of them."""
 
 
 def count_newest(
@@ -152,7 +163,7 @@ def count_newest(
     keep_recent: int,
 ) -> NewestCounts:
     """`messages` counted newest → oldest as far as `limit` can reach (the module docstring);
-    every message counted when the history is too short for the two windows."""
+    every message counted and handed over when the history is too short for the two windows."""
     counted = list(messages)
     links = _Links.of(messages)
     rewritable = _rewritable(messages, links, keep_system)
@@ -183,11 +194,62 @@ def count_newest(
             windows_left, window_cost = windows_left - 1, 0
     if windows_left:  # the windows need more history than there is: count it all
         return NewestCounts(count_all(messages, counter), frozenset())
-    stand_ins.update(m.id for m in counted[:index])
-    if pinned is not None and pinned.id in stand_ins:
-        counted[pinned.seq - 1] = dataclasses.replace(pinned, tokens=counter.count_message(pinned))
+    pinned_at = None if pinned is None else pinned.seq - 1
+    start, units = _cut(messages, links, rewritable, pinned_at, end=index)
+    stand_ins.update(m.id for m in counted[start:index])
+    handed = counted[start:]
+    if (
+        pinned is not None
+        and pinned_at is not None
+        and (pinned_at < start or pinned.id in stand_ins)
+    ):
+        pinned = dataclasses.replace(pinned, tokens=counter.count_message(pinned))
         stand_ins.discard(pinned.id)
-    return NewestCounts(counted, frozenset(stand_ins), frozenset(floored))
+        if pinned_at < start:
+            handed.insert(0, pinned)
+        else:
+            handed[pinned_at - start] = pinned
+    left_out = tuple(m.id for i, m in enumerate(messages[:start]) if i != pinned_at)
+    return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units)
+
+
+def _cut(
+    messages: Sequence[Message],
+    links: _Links,
+    rewritable: set[int],
+    pinned_at: int | None,
+    *,
+    end: int,
+) -> tuple[int, int]:
+    """(start, units): the latest index ≤ `end` from which the engine can be handed the
+    history, and how many units it would make of the messages before it (the pinned one is
+    apart). A cut is a unit boundary where no tool id is used on both sides; nothing before it
+    may be rewritten or dropped by the engine's repairs (`rewritable`); and the newest user
+    turn stays after it, since the drop loop asks whether there is one."""
+    end = min([end, *(i for i in rewritable if i != pinned_at)])
+    newest_user = next(
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if i != pinned_at and is_user_turn(messages[i])
+        ),
+        None,
+    )
+    if newest_user is not None:
+        end = min(end, newest_user)
+    first_use: dict[str, int] = {}
+    for index, ids in enumerate(zip(links.calls, links.results, strict=True)):
+        for tool_id in (*ids[0], *ids[1]):
+            first_use.setdefault(tool_id, index)
+    # boundary at p: every id used at p or later was first used at p or later
+    boundaries, reach = [], len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        for tool_id in (*links.calls[index], *links.results[index]):
+            reach = min(reach, first_use[tool_id])
+        if reach >= index and index <= end:
+            boundaries.append(index)
+    start = boundaries[0] if boundaries else 0
+    return start, sum(1 for p in boundaries if p < start and p != pinned_at)
 
 
 def _sendable(
@@ -213,6 +275,27 @@ def _sendable(
     return message, message.tokens if cut is None else min(message.tokens, cut.tokens)
 
 
+def assemble_handed(
+    request: AssemblyInput, newest: NewestCounts, counter: TiktokenCounter
+) -> AssemblyResult:
+    """`assemble` over what `newest` hands over; the messages left out before the cut are
+    reported dropped, as the engine reports the ones it drops (ids are posted indexes)."""
+    handed = dataclasses.replace(
+        request,
+        messages=tuple(newest.messages),
+        stand_ins=newest.stand_ins,
+        units_left_out=newest.left_out_units,
+    )
+    result = assemble(handed, counter)
+    if not newest.left_out:
+        return result
+    return dataclasses.replace(
+        result,
+        dropped=tuple(sorted((*newest.left_out, *result.dropped), key=int)),
+        messages_total=result.messages_total + len(newest.left_out),
+    )
+
+
 def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
     """Whether `result` holds only exact counts: every stand-in dropped, and every floored
     message dropped or sent as its (exactly counted) excerpt."""
@@ -220,4 +303,11 @@ def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
     return newest.stand_ins <= dropped and newest.floored <= dropped.union(result.pruned)
 
 
-__all__ = ["NewestCounts", "count_all", "count_newest", "parse_messages", "sent_exactly"]
+__all__ = [
+    "NewestCounts",
+    "assemble_handed",
+    "count_all",
+    "count_newest",
+    "parse_messages",
+    "sent_exactly",
+]
