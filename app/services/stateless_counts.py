@@ -150,8 +150,6 @@ class NewestCounts:
     """Ids of the messages before the cut (not the pinned one): dropped without the engine."""
     left_out_units: int = 0
     """How many units the engine would have made of them."""
-    left_out_weight: int = 0
-    """A lower bound of what they weigh on the prune replay (window B): over the limit."""
 
 
 def count_newest(
@@ -184,10 +182,9 @@ def count_newest(
         counted[index] = message
         cost += 0 if index in rewritable else lowest
     pinned_at = None if pinned is None else pinned.seq - 1
-    start, units = _cut(messages, links, rewritable, pinned_at, end=index)
-    weight = _weight_before(messages, start, floor, pinned_at, limit) if cost > limit else 0
-    if weight <= limit:  # the windows need more history than there is: count it all
+    if cost <= limit:  # the whole history may be sent: count it all
         return NewestCounts(count_all(messages, counter), frozenset())
+    start, units = _cut(messages, links, rewritable, pinned_at, end=index)
     handed = counted[start:]
     stand_ins = {m.id for m in counted[start:index]}  # tokens 0: on their way out
     if pinned is not None and pinned_at is not None and pinned_at < index:
@@ -198,25 +195,7 @@ def count_newest(
         else:
             handed[pinned_at - start] = pinned
     left_out = tuple(m.id for i, m in enumerate(messages[:start]) if i != pinned_at)
-    return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units, weight)
-
-
-def _weight_before(
-    messages: Sequence[Message], start: int, floor: FloorCounter, pinned_at: int | None, limit: int
-) -> int:
-    """Window B: a lower bound of what `messages[:start]` weigh on the prune replay with every
-    count known (each pruned or not, the pinned one apart), summed newest first until it is
-    over `limit`. Nothing before `start` is one the engine would rewrite (`_cut`)."""
-    weight, index = 0, start
-    while index > 0 and weight <= limit:
-        index -= 1
-        if index == pinned_at:
-            continue
-        message = messages[index].counted(0, overhead=0)  # so an excerpt counts only its body
-        at_least = floor.count_message(message)
-        cut = excerpted(message, floor)  # pruned, it weighs at least its body
-        weight += at_least if cut is None else min(at_least, cut.tokens)
-    return weight
+    return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units)
 
 
 def _cut(
@@ -291,7 +270,6 @@ def assemble_handed(
         messages=tuple(newest.messages),
         stand_ins=newest.stand_ins,
         left_out_units=newest.left_out_units,
-        left_out_weight=newest.left_out_weight,
     )
     result = assemble(handed, counter)
     if not newest.left_out:
