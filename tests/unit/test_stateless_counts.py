@@ -134,6 +134,8 @@ COUNTER = counter_for_encoding("cl100k_base")
     fmt=st.sampled_from(["anthropic", "openai", "raw"]),
     pin=st.booleans(),
     prune_target=st.sampled_from([0.3, 0.6, 0.9]),
+    summary=st.sampled_from([None, "Earlier: the parser was fixed.", "older facts " * 200]),
+    tools=st.sampled_from([None, [{"name": "grep", "description": "search", "input_schema": {}}]]),
 )
 def test_newest_first_counting_serves_what_counting_everything_serves(
     raw: list[dict[str, Any]],
@@ -142,6 +144,8 @@ def test_newest_first_counting_serves_what_counting_everything_serves(
     fmt: Any,
     pin: bool,
     prune_target: float,
+    summary: str | None,
+    tools: list[dict[str, Any]] | None,
 ) -> None:
     request = AssemblyInput(
         messages=(),
@@ -150,6 +154,8 @@ def test_newest_first_counting_serves_what_counting_everything_serves(
             keep_recent=keep_recent, pin_first_message=pin, prune_target=prune_target
         ),
         system_prompt="You are terse.",
+        summary=summary,
+        tools=tools,
         max_tokens=max_tokens,
         format=fmt,
         mode="never",
