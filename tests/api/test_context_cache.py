@@ -67,19 +67,18 @@ class TestThinking:
         assert openai["messages"][1]["tool_calls"][0]["id"] == "t1"
 
 
+def client_marked(count: int) -> list[dict[str, Any]]:
+    """User turns carrying the client's own cache_control markers."""
+    block = {"type": "text", "cache_control": EPHEMERAL}
+    return [{"role": "user", "content": [{**block, "text": f"m{i}"}]} for i in range(count)]
+
+
 class TestBreakpoints:
     async def test_client_markers_count_toward_the_limit_of_four(
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer
     ) -> None:
         await create_session(client, id="s", system_prompt="S")
-        marked = [
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": f"m{i}", "cache_control": EPHEMERAL}],
-            }
-            for i in range(3)
-        ]
-        await append(client, "s", *marked, assistant("ok"))
+        await append(client, "s", *client_marked(3), assistant("ok"))
         body = await context(client, "s")
         assert cache(body)["breakpoints"] == 1  # the newest message; none left for system
         assert body["system"] == "S"
@@ -154,14 +153,7 @@ class TestSystemBlocksAcrossAFold:
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer
     ) -> None:
         await create_session(client, id="s", system_prompt="S")
-        marked = [
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": f"m{i}", "cache_control": EPHEMERAL}],
-            }
-            for i in range(2)
-        ]
-        await append(client, "s", *turns(12), *marked, assistant("ok"))
+        await append(client, "s", *turns(12), *client_marked(2), assistant("ok"))
         body = await context(client, "s", max_tokens=1500, keep_recent=4, summarize="force")
         assert body["summary"] is not None and cache(body)["breakpoints"] == 2
         assert body["system"][0] == {"type": "text", "text": "S"}  # third in line: left out
