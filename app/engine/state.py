@@ -42,6 +42,11 @@ class AssemblyInput:
     stand_ins: frozenset[str] = frozenset()
     """Ids of messages whose `tokens` is a stand-in, not their count (the stateless routes
     leave old history uncounted): never pruned; the caller checks they end up dropped."""
+    left_out_units: int = 0
+    """Units older than `messages` that the caller left out already (the stateless routes
+    hand over only the history that can be sent): counted in the drop warning."""
+    left_out_weight: int = 0
+    """At least what those weigh on the prune replay (app/engine/prune.py), as if sent."""
 
 
 @dataclass(slots=True)

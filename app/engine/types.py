@@ -43,6 +43,25 @@ class Message:
         object.__setattr__(self, "call_ids", _call_ids(self))
         object.__setattr__(self, "result_ids", _result_ids(self))
 
+    def counted(self, tokens: int, overhead: int | None = None) -> Message:
+        """This message with another count: `dataclasses.replace` without deriving the ids
+        again (the counting paths make a copy per message, and replace costs twice this)."""
+        copy = object.__new__(Message)
+        set_ = object.__setattr__
+        set_(copy, "id", self.id)
+        set_(copy, "seq", self.seq)
+        set_(copy, "role", self.role)
+        set_(copy, "content", self.content)
+        set_(copy, "tokens", tokens)
+        set_(copy, "name", self.name)
+        set_(copy, "tool_calls", self.tool_calls)
+        set_(copy, "tool_call_id", self.tool_call_id)
+        set_(copy, "metadata", self.metadata)
+        set_(copy, "overhead", overhead)
+        set_(copy, "call_ids", self.call_ids)
+        set_(copy, "result_ids", self.result_ids)
+        return copy
+
 
 def _call_ids(message: Message) -> tuple[str, ...]:
     ids = [str(call.get("id")) for call in message.tool_calls or () if call.get("id")]

@@ -45,7 +45,7 @@ def rebuild(
     changed = dataclasses.replace(
         original, content=content, tool_calls=tool_calls if tool_calls else None
     )
-    return dataclasses.replace(changed, tokens=overhead + body_tokens(changed, counter))
+    return changed.counted(overhead + body_tokens(changed, counter), changed.overhead)
 
 
 def is_empty(message: Message) -> bool:

@@ -22,6 +22,7 @@ from app.schemas.assemble_context import AssembleRequest, AssembleResponse
 from app.schemas.calibration import CalibrationRead
 from app.services.context_response import explain_items, usage_block
 from app.services.stateless_counts import (
+    assemble_handed,
     count_all,
     count_newest,
     parse_messages,
@@ -96,11 +97,8 @@ def _assemble_newest(
             keep_system=request.format == "raw",
             keep_recent=request.settings.keep_recent,
         )
-        partial = dataclasses.replace(
-            request, messages=tuple(newest.messages), stand_ins=newest.stand_ins
-        )
         try:
-            result = assemble(partial, counter)
+            result = assemble_handed(request, newest, counter)
         except (BudgetTooSmall, ContextInvariantError):
             result = None  # decided again with every count, which raises the same or serves
         if result is not None and sent_exactly(newest, result):

@@ -1,30 +1,35 @@
-"""Counting a posted history newest → oldest, only as far as it can matter.
+"""Counting a posted history newest → oldest, and handing the engine only what can matter.
 
 POST /assemble-context gets the whole history every time and nothing is stored, so every
-message used to be encoded before the engine ran, though a 16k budget sends the newest few
-percent of a 171k-token history. Here only what may be sent is counted, newest first:
+message used to be encoded and assembled, though a 16k budget sends the newest few percent
+of a 171k-token history. Here, newest first:
 
-- window A, the newest messages whose lowest possible cost exceeds the limit: a kept unit
-  is a suffix of the history, so nothing older than A can be sent. Counted exactly, but
-  for a message the engine is sure to prune whose excerpt is under a floor of its count
-  (app/tokens/floor.py: words, not tokens): its long text is never encoded;
-- window B, the messages before A, again over the limit at their lowest cost: at every step
-  of the engine's prune replay over A (app/engine/prune.py `prune_history`) the running
-  total is then over the limit and over the prune target whatever the older counts are, so
-  every eligible message of A is pruned exactly as with all counts known; and the drop loop
-  (app/engine/fit.py) drops every unit holding a message older than A, since that unit and
-  all after it hold A. B only weighs on the replay, so its messages carry a floor of their
-  count (nothing is encoded) and the engine leaves
-  them unpruned (`stand_ins`); older ones carry 0. B is closed on a floor of each message's
-  lowest cost (its floor, or its excerpt's body floor), which bounds what it weighs both
-  here and when every count is known.
+- window A, the newest messages whose lowest possible cost exceeds the limit (and at least
+  the units the engine drops last): a kept unit is a suffix of the history, so nothing
+  older than A can be sent. Counted exactly, but for a message the engine is sure to prune
+  whose excerpt is under a floor of its count (app/tokens/floor.py: words, not tokens): its
+  long text is never encoded;
+- the cut: the last unit boundary at or before A that the engine sees the same way with or
+  without the older messages (no tool id used on both sides of it, nothing older that the
+  engine's repairs would rewrite or drop with a warning, and the newest user turn after
+  it). The engine is handed the history from the cut on, and the pinned message; messages
+  between the cut and A carry 0 (`stand_ins`, left unpruned by the engine);
+- window B, the messages before the cut, summed at a floor of their lowest cost (their
+  floor, or their excerpt's body floor) until over the limit: the engine starts its prune
+  replay (app/engine/prune.py `prune_history`) with that weight (`left_out_weight`), so at
+  every step over A the running total is over the limit and over the prune target, as it
+  is with every count known, and every eligible message of A is pruned exactly the same.
+  The messages before the cut are reported dropped, their units counted in the engine's
+  drop warning (`left_out_units`): with every count known the drop loop (app/engine/fit.py)
+  drops them too, since A alone is over the limit.
 
 A message's lowest possible cost is its count, or its pruned count when it can be pruned,
 and 0 when the engine might rewrite it before counting (a mid-history system message, an
 orphan tool result, a call without its result, an empty message). The pinned first user
-message is always counted. `explain` needs every count, so it counts all; and the service
-checks that every stand-in was dropped and every floored message pruned or dropped (else it
-counts all and assembles again).
+message is always counted. When the history is too short for the windows, or `explain`
+needs every count, every message is counted and handed over; and the service checks that
+every stand-in was dropped and every floored message pruned or dropped (else it counts all
+and assembles again).
 """
 
 from __future__ import annotations
@@ -34,11 +39,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.engine.assemble import AssemblyResult
+from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.prune import excerpted, has_bulky_text
 from app.engine.types import Message
-from app.engine.units import body_tokens, first_user_message, is_empty
+from app.engine.units import body_tokens, first_user_message, is_empty, is_user_turn
 from app.tokens.counter import TiktokenCounter
 from app.tokens.floor import FloorCounter, floor_counter
 
@@ -68,7 +73,7 @@ def parse_messages(raw_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
 
 
 def count_all(messages: Sequence[Message], counter: TiktokenCounter) -> list[Message]:
-    return [dataclasses.replace(m, tokens=counter.count_message(m)) for m in messages]
+    return [m.counted(counter.count_message(m)) for m in messages]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +140,18 @@ class NewestCounts:
     """Posted messages with the counts that can matter under a limit (see the module)."""
 
     messages: list[Message]
+    """What the engine is handed: the history from the cut on, and the pinned message."""
     stand_ins: frozenset[str]
     """Ids whose tokens is a lower bound (window B) or 0 (older): the engine must drop them."""
     floored: frozenset[str] = frozenset()
     """Ids whose tokens is a floor over their excerpt's exact count (window A): the engine
     must prune them (or drop them)."""
+    left_out: tuple[str, ...] = ()
+    """Ids of the messages before the cut (not the pinned one): dropped without the engine."""
+    left_out_units: int = 0
+    """How many units the engine would have made of them."""
+    left_out_weight: int = 0
+    """A lower bound of what they weigh on the prune replay (window B): over the limit."""
 
 
 def count_newest(
@@ -152,7 +164,7 @@ def count_newest(
     keep_recent: int,
 ) -> NewestCounts:
     """`messages` counted newest → oldest as far as `limit` can reach (the module docstring);
-    every message counted when the history is too short for the two windows."""
+    every message counted and handed over when the history is too short for the windows."""
     counted = list(messages)
     links = _Links.of(messages)
     rewritable = _rewritable(messages, links, keep_system)
@@ -161,33 +173,89 @@ def count_newest(
         rewritable.add(pinned.seq - 1)
     protected = _protected_start(links, keep_recent, rewritable)
     floor = floor_counter(counter.encoding_name)
-    stand_ins: set[str] = set()
     floored: set[str] = set()
-    windows_left, window_cost, index = 2, 0, len(counted)
-    while index > protected or (index > 0 and windows_left):
+    cost, index = 0, len(counted)
+    while index > protected or (index > 0 and cost <= limit):  # window A: may be sent
         index -= 1
-        message = counted[index]
-        if windows_left == 2 or index >= protected:  # may be sent
-            prunable = index < protected and index not in rewritable
-            message, cost = _sendable(message, counter, floor, prunable)
-            if message.overhead is not None:
-                floored.add(message.id)
-        else:  # window B only weighs on the prune replay, unpruned: a lower bound will do
-            message = dataclasses.replace(message, tokens=floor.count_message(message))
-            cut = excerpted(message, floor)  # pruned, it weighs at least its body
-            cost = message.tokens if cut is None else min(message.tokens, body_tokens(cut, floor))
-            stand_ins.add(message.id)
+        prunable = index < protected and index not in rewritable
+        message, lowest = _sendable(counted[index], counter, floor, prunable)
+        if message.overhead is not None:
+            floored.add(message.id)
         counted[index] = message
-        window_cost += 0 if index in rewritable else cost
-        if window_cost > limit and windows_left:
-            windows_left, window_cost = windows_left - 1, 0
-    if windows_left:  # the windows need more history than there is: count it all
+        cost += 0 if index in rewritable else lowest
+    pinned_at = None if pinned is None else pinned.seq - 1
+    start, units = _cut(messages, links, rewritable, pinned_at, end=index)
+    weight = _weight_before(messages, start, floor, pinned_at, limit) if cost > limit else 0
+    if weight <= limit:  # the windows need more history than there is: count it all
         return NewestCounts(count_all(messages, counter), frozenset())
-    stand_ins.update(m.id for m in counted[:index])
-    if pinned is not None and pinned.id in stand_ins:
-        counted[pinned.seq - 1] = dataclasses.replace(pinned, tokens=counter.count_message(pinned))
+    handed = counted[start:]
+    stand_ins = {m.id for m in counted[start:index]}  # tokens 0: on their way out
+    if pinned is not None and pinned_at is not None and pinned_at < index:
+        pinned = pinned.counted(counter.count_message(pinned))
         stand_ins.discard(pinned.id)
-    return NewestCounts(counted, frozenset(stand_ins), frozenset(floored))
+        if pinned_at < start:
+            handed.insert(0, pinned)
+        else:
+            handed[pinned_at - start] = pinned
+    left_out = tuple(m.id for i, m in enumerate(messages[:start]) if i != pinned_at)
+    return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units, weight)
+
+
+def _weight_before(
+    messages: Sequence[Message], start: int, floor: FloorCounter, pinned_at: int | None, limit: int
+) -> int:
+    """Window B: a lower bound of what `messages[:start]` weigh on the prune replay with every
+    count known (each pruned or not, the pinned one apart), summed newest first until it is
+    over `limit`. Nothing before `start` is one the engine would rewrite (`_cut`)."""
+    weight, index = 0, start
+    while index > 0 and weight <= limit:
+        index -= 1
+        if index == pinned_at:
+            continue
+        message = messages[index].counted(0, overhead=0)  # so an excerpt counts only its body
+        at_least = floor.count_message(message)
+        cut = excerpted(message, floor)  # pruned, it weighs at least its body
+        weight += at_least if cut is None else min(at_least, cut.tokens)
+    return weight
+
+
+def _cut(
+    messages: Sequence[Message],
+    links: _Links,
+    rewritable: set[int],
+    pinned_at: int | None,
+    *,
+    end: int,
+) -> tuple[int, int]:
+    """(start, units): the latest index ≤ `end` from which the engine can be handed the
+    history, and how many units it would make of the messages before it (the pinned one is
+    apart). A cut is a unit boundary where no tool id is used on both sides; nothing before it
+    may be rewritten or dropped by the engine's repairs (`rewritable`); and the newest user
+    turn stays after it, since the drop loop asks whether there is one."""
+    end = min([end, *(i for i in rewritable if i != pinned_at)])
+    newest_user = next(
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if i != pinned_at and is_user_turn(messages[i])
+        ),
+        None,
+    )
+    if newest_user is not None:
+        end = min(end, newest_user)
+    first_use: dict[str, int] = {}
+    for index, ids in enumerate(zip(links.calls, links.results, strict=True)):
+        for tool_id in (*ids[0], *ids[1]):
+            first_use.setdefault(tool_id, index)
+    # boundary at p: every id used at p or later was first used at p or later
+    boundaries, reach = [], len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        for tool_id in (*links.calls[index], *links.results[index]):
+            reach = min(reach, first_use[tool_id])
+        if reach >= index and index <= end:
+            boundaries.append(index)
+    start = boundaries[0] if boundaries else 0
+    return start, sum(1 for p in boundaries if p < start and p != pinned_at)
 
 
 def _sendable(
@@ -204,13 +272,35 @@ def _sendable(
         bare = dataclasses.replace(message, content="")  # the body's count cancels out
         overhead = max(0, counter.count_message(bare) - body_tokens(bare, counter))
         at_least = floor.count_message(message)
-        floored = dataclasses.replace(message, tokens=at_least, overhead=overhead)
+        floored = message.counted(at_least, overhead)
         cut = excerpted(floored, counter)
         if cut is not None and cut.tokens < at_least:
             return floored, cut.tokens
-    message = dataclasses.replace(message, tokens=counter.count_message(message))
+    message = message.counted(counter.count_message(message))
     cut = excerpted(message, counter)
     return message, message.tokens if cut is None else min(message.tokens, cut.tokens)
+
+
+def assemble_handed(
+    request: AssemblyInput, newest: NewestCounts, counter: TiktokenCounter
+) -> AssemblyResult:
+    """`assemble` over what `newest` hands over; the messages left out before the cut are
+    reported dropped, as the engine reports the ones it drops (ids are posted indexes)."""
+    handed = dataclasses.replace(
+        request,
+        messages=tuple(newest.messages),
+        stand_ins=newest.stand_ins,
+        left_out_units=newest.left_out_units,
+        left_out_weight=newest.left_out_weight,
+    )
+    result = assemble(handed, counter)
+    if not newest.left_out:
+        return result
+    return dataclasses.replace(
+        result,
+        dropped=tuple(sorted((*newest.left_out, *result.dropped), key=int)),
+        messages_total=result.messages_total + len(newest.left_out),
+    )
 
 
 def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
@@ -220,4 +310,11 @@ def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
     return newest.stand_ins <= dropped and newest.floored <= dropped.union(result.pruned)
 
 
-__all__ = ["NewestCounts", "count_all", "count_newest", "parse_messages", "sent_exactly"]
+__all__ = [
+    "NewestCounts",
+    "assemble_handed",
+    "count_all",
+    "count_newest",
+    "parse_messages",
+    "sent_exactly",
+]

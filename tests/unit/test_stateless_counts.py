@@ -16,7 +16,13 @@ from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.budget import compute_budget, estimate_limit
 from app.services.assemble_context import _assemble_newest
-from app.services.stateless_counts import count_all, count_newest, parse_messages, sent_exactly
+from app.services.stateless_counts import (
+    assemble_handed,
+    count_all,
+    count_newest,
+    parse_messages,
+    sent_exactly,
+)
 from app.tokens.counter import TiktokenCounter, counter_for_encoding
 
 WORDS = ["alpha", "beta", "gamma", "delta", "the", "file", "x = 1", "error:", "\n", "β", "🙂"]
@@ -93,10 +99,7 @@ def _both(
             keep_system=request.format == "raw",
             keep_recent=request.settings.keep_recent,
         )
-        partial = dataclasses.replace(
-            request, messages=tuple(newest.messages), stand_ins=newest.stand_ins
-        )
-        result = assemble(partial, counter)
+        result = assemble_handed(request, newest, counter)
         assert sent_exactly(newest, result), "a message was sent with a floor for its count"
         return result
 
