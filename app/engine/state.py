@@ -45,8 +45,6 @@ class AssemblyInput:
     left_out_units: int = 0
     """Units older than `messages` that the caller left out already (the stateless routes
     hand over only the history that can be sent): counted in the drop warning."""
-    left_out_weight: int = 0
-    """At least what those weigh on the prune replay (app/engine/prune.py), as if sent."""
 
 
 @dataclass(slots=True)
