@@ -4,19 +4,24 @@
 appended message by message to a Foldwise session (in process, SQLite, httpx's ASGI
 transport); before each generation the client GETs the context at the budget, `anthropic`
 format. LangChain's `trim_messages` (strategy "last", start on a human message, system kept)
-trims the same history to the same budget. Over the turns after the first fold or trim: the
-share of turns whose request starts with the whole previous one, the share of input tokens
-the provider could read from its cache, the folds, and the cache-weighted input cost
-(uncached tokens written at 1.25×, cached read at 0.1×) as a ratio to LangChain's. Requests
-are compared without `cache_control` markers and with string contents as one text block.
+trims the same history to the same budget, less the tools. Over the turns after the first fold
+or trim: the share of turns whose request starts with the whole previous one, the share of
+input tokens the provider could read from its cache, the folds, and the cache-weighted input
+cost (uncached tokens written at 1.25×, cached read at 0.1×) as a ratio to LangChain's.
+
+Two setups: `small` (a short system prompt, no tools: the bench as it began) and `agent` (a
+coding agent's ~0.5k-token system prompt and ~2.3k tokens of tool definitions,
+bench/agent_setup.py), the same on both sides.
+
+The provider's cache is modelled in bench/cache_model.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -24,11 +29,11 @@ from langchain_core.messages import SystemMessage, trim_messages
 
 from app.core.db import upgrade_database
 from app.core.settings import Settings
-from app.engine.prompt_cache import unmarked
 from app.main import create_app
 from app.tokens.counter import counter_for
 from app.tokens.registry import load_registry
-from bench import doc
+from bench import agent_setup, doc
+from bench.cache_model import Meter, Request, as_request
 from bench.inprocess import langchain_counter, to_langchain
 from tests.transcripts import agent_session
 
@@ -37,63 +42,38 @@ MODEL = "claude-sonnet-4-5"
 # can only free what the budget holds, so the share of breaks falls as the budget grows.
 BUDGETS = (12_000, 32_000)
 MESSAGES, STEPS, SEED = 520, 11, 8  # STEPS: tool steps per user turn
-SYSTEM_PROMPT = (
+SMALL_PROMPT = (
     "You are a careful coding agent working in a Python repository. Read before you edit, "
     "run the tests after every change, and explain each step in one sentence. "
 ) * 4
-CACHE_WRITE, CACHE_READ = 1.25, 0.10
-Request = list[str]  # the system text, then each message as canonical JSON
 
 
-def as_request(system: Any, messages: Sequence[dict[str, Any]]) -> Request:
-    """String content is the API's shorthand for one text block: the same input to its cache."""
-    if isinstance(system, list):
-        system = "".join(str(block.get("text", "")) for block in system)
-    body = []
-    for message in map(unmarked, messages):
-        if isinstance(content := message.get("content"), str):
-            message = {**message, "content": [{"type": "text", "text": content}]}
-        body.append(json.dumps(message, sort_keys=True))
-    return [system or "", *body]
+@dataclass(frozen=True)
+class Setup:
+    name: str
+    system_prompt: str
+    tools: list[dict[str, Any]] | None
 
 
-class Meter:
-    """The per-turn cache numbers of one side, over the turns after its first cut."""
-
-    def __init__(self, name: str, count: Callable[[str], int]) -> None:
-        self.name, self.tokens = name, count
-        self.previous: Request | None = None
-        self.turns = self.kept = self.cached = self.total = self.folds = 0
-        self.cost = 0.0
-        self.reasons: dict[str, int] = {}
-
-    def observe(self, request: Request, measured: bool, reason: str | None = None) -> None:
-        previous, self.previous = self.previous, request
-        if not measured or previous is None:
-            return
-        shared = 0
-        while shared < min(len(previous), len(request)) and previous[shared] == request[shared]:
-            shared += 1
-        cached = sum(map(self.tokens, request[:shared]))
-        total = sum(map(self.tokens, request))
-        self.turns += 1
-        self.kept += shared == len(previous)
-        self.cached += cached
-        self.total += total
-        self.cost += CACHE_READ * cached + CACHE_WRITE * (total - cached)
-        if reason is not None:
-            self.reasons[reason] = self.reasons.get(reason, 0) + 1
+SETUPS = (
+    Setup("small", SMALL_PROMPT, None),
+    Setup("agent", agent_setup.SYSTEM_PROMPT, agent_setup.TOOLS),
+)
 
 
-async def _drive_foldwise(raw: list[dict[str, Any]], url: str, meter: Meter, budget: int) -> None:
+async def _drive_foldwise(
+    raw: list[dict[str, Any]], url: str, meter: Meter, budget: int, setup: Setup
+) -> None:
     settings = Settings(_env_file=None, database_url=url, api_keys="", anthropic_api_key=None)
     app = create_app(settings)
     first_cut = None
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-            session = {"id": "cache-bench", "model": MODEL, "system_prompt": SYSTEM_PROMPT}
-            (await client.post("/sessions", json=session)).raise_for_status()
+            session = {"id": "cache-bench", "model": MODEL, "system_prompt": setup.system_prompt}
+            (
+                await client.post("/sessions", json={**session, "tools": setup.tools})
+            ).raise_for_status()
             for index, message in enumerate(raw):
                 batch = {"messages": [message]}
                 (await client.post("/sessions/cache-bench/messages", json=batch)).raise_for_status()
@@ -107,12 +87,15 @@ async def _drive_foldwise(raw: list[dict[str, Any]], url: str, meter: Meter, bud
                 first_cut = first_cut if first_cut is not None or not cut else index
                 reason = body["usage"].get("cache", {}).get("reason") or "none"
                 measured = first_cut is not None and index > first_cut
-                meter.observe(as_request(body["system"], body["messages"]), measured, reason)
+                request = as_request(body["tools"], body["system"], body["messages"])
+                meter.observe(request, measured, reason)
 
 
-def _drive_langchain(raw: list[dict[str, Any]], meter: Meter, budget: int) -> None:
+def _drive_langchain(
+    raw: list[dict[str, Any]], meter: Meter, budget: int, setup: Setup, tools_tokens: int
+) -> None:
     openai_shaped = agent_session(MESSAGES, shape="openai", steps=STEPS, seed=SEED)
-    converted = [SystemMessage(content=SYSTEM_PROMPT), *to_langchain(openai_shaped)]
+    converted = [SystemMessage(content=setup.system_prompt), *to_langchain(openai_shaped)]
     index_of = {id(m): i for i, m in enumerate(converted)}
     counter, first_cut = langchain_counter(), None
     for index, message in enumerate(raw):
@@ -121,7 +104,7 @@ def _drive_langchain(raw: list[dict[str, Any]], meter: Meter, budget: int) -> No
         history = converted[: index + 2]  # the system message, then raw[: index + 1]
         kept = trim_messages(
             history,
-            max_tokens=budget,
+            max_tokens=budget - tools_tokens,  # the tools are sent too: the same budget
             token_counter=counter,
             strategy="last",
             start_on="human",
@@ -129,10 +112,15 @@ def _drive_langchain(raw: list[dict[str, Any]], meter: Meter, budget: int) -> No
         )
         first_cut = first_cut if first_cut is not None or len(kept) == len(history) else index
         sent = [raw[index_of[id(m)] - 1] for m in kept if not isinstance(m, SystemMessage)]
-        meter.observe(as_request(SYSTEM_PROMPT, sent), first_cut is not None and index > first_cut)
+        request = as_request(setup.tools, setup.system_prompt, sent)
+        # A careful client's breakpoints: the end of the system prompt, the newest message.
+        system_end = 1 if setup.tools else 0
+        marked = [i in (system_end, len(request.elements) - 1) for i in range(len(request.marked))]
+        measured = first_cut is not None and index > first_cut
+        meter.observe(Request(request.elements, marked), measured)
 
 
-def run_cache(budget: int) -> dict[str, Any]:
+def run_cache(budget: int, setup: Setup = SETUPS[0]) -> dict[str, Any]:
     raw = agent_session(MESSAGES, steps=STEPS, seed=SEED)
     counter = counter_for(load_registry(Settings(_env_file=None)).get(MODEL))
     tokens: dict[str, int] = {}
@@ -146,11 +134,18 @@ def run_cache(budget: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
         url = f"sqlite:///{directory}/cache.db"
         upgrade_database(url)  # Alembic runs its own event loop
-        asyncio.run(_drive_foldwise(raw, url, foldwise, budget))
-    _drive_langchain(raw, langchain, budget)
+        asyncio.run(_drive_foldwise(raw, url, foldwise, budget, setup))
+    tools_tokens = counter.count_tools(setup.tools) if setup.tools else 0
+    _drive_langchain(raw, langchain, budget, setup, tools_tokens)
     turns = sum(message["role"] == "user" for message in raw)
-    appended = sum(map(count, as_request(None, raw)[1:])) / max(1, turns)
-    return {"budget": budget, "sides": (foldwise, langchain), "turn_tokens": appended}
+    appended = sum(map(count, as_request(None, None, raw).elements)) / max(1, turns)
+    sides = (foldwise, langchain)
+    return {"budget": budget, "setup": setup.name, "sides": sides, "turn_tokens": appended}
+
+
+def runs() -> list[dict[str, Any]]:
+    """Every setup at every budget."""
+    return [run_cache(budget, setup) for setup in SETUPS for budget in BUDGETS]
 
 
 def section(results: Sequence[dict[str, Any]]) -> str:
@@ -159,17 +154,18 @@ def section(results: Sequence[dict[str, Any]]) -> str:
         for s in r["sides"]:
             kept, cached = s.kept / max(1, s.turns), s.cached / max(1, s.total)
             cost = s.cost / (r["sides"][1].cost or 1.0)
-            rows.append([f"{r['budget']:,}", s.name, s.turns, f"{kept:.1%}", f"{cached:.1%}"])
+            rows.append([r["setup"], f"{r['budget']:,}", s.name, s.turns, f"{kept:.1%}"])
+            rows[-1].append(f"{cached:.1%}")
             rows[-1] += [s.folds, f"{cost:.2f}×"]
         counts = sorted(r["sides"][0].reasons.items())
-        reasons.append(f"{r['budget']:,}: " + ", ".join(f"{k} {v}" for k, v in counts))
-    header = ["budget", "side", "turns", "request starts with the previous one"]
+        reasons.append(f"{r['setup']} {r['budget']:,}: " + ", ".join(f"{k} {v}" for k, v in counts))
+    header = ["setup", "budget", "side", "turns", "request starts with the previous one"]
     header += ["input tokens cacheable", "folds", "cache-weighted input cost"]
-    growth = [f"{r['turn_tokens'] / r['budget']:.1%} of {r['budget']:,}" for r in results]
+    growth = [f"{r['turn_tokens'] / b:.1%} of {b:,}" for r in results[:1] for b in BUDGETS]
     return doc.render(
         "cache.md.tmpl",
         messages=MESSAGES,
-        table=doc.table(header, rows, "rlrrrrr"),
+        table=doc.table(header, rows, "lrlrrrrr"),
         reasons="; ".join(reasons),
         turn_tokens=f"{results[0]['turn_tokens']:,.0f}",
         growth=", ".join(growth),
@@ -177,6 +173,6 @@ def section(results: Sequence[dict[str, Any]]) -> str:
 
 
 if __name__ == "__main__":
-    text = section([run_cache(budget) for budget in BUDGETS])
+    text = section(runs())
     print(text)
     doc.write(text)

@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     run, sizes = Run(), [size for size in SIZES if size <= args.max_size]
     run.attempt("counting", lambda: [inprocess.counting(s) for s in ("anthropic", "openai")])
     run.attempt("assembly", inprocess.assembly)
-    run.attempt("prompt cache", lambda: [cache.run_cache(b) for b in cache.BUDGETS])
+    run.attempt("prompt cache", cache.runs)
     backends = ["SQLite"]
     if not args.skip_postgres and (why := postgres_missing()) is None:
         backends.append("PostgreSQL")

@@ -46,6 +46,7 @@ from app.engine.render import (
     SYNTHETIC,
     SYNTHETIC_SUMMARY,
     SYNTHETIC_SUMMARY_ACK,
+    SYNTHETIC_SYSTEM,
     Format,
     Rendered,
     as_user_note,
@@ -77,7 +78,8 @@ class ExplainEntry:
 @dataclass(frozen=True, slots=True)
 class AssemblyResult:
     system: str | list[dict[str, Any]] | None
-    """A string, or one text block carrying a `cache_control` breakpoint (anthropic)."""
+    """A string, or (anthropic, breakpoints placed in it) text blocks: the system prompt, then
+    the summary section, each marked when its breakpoint fits (app/engine/prompt_cache.py)."""
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     usage: Usage
@@ -91,7 +93,8 @@ class AssemblyResult:
     summary_sent: str | None
     """The summary text as sent (cut with a marker in the last resort), or None."""
     prefix_chain: tuple[str, ...]
-    """Fingerprints of [tools + system, each output message] (app/engine/prompt_cache.py)."""
+    """Fingerprints of [tools + system prompt, the summary section when in the system, each
+    output message but openai's system message] (app/engine/prompt_cache.py)."""
     prefix_tokens: tuple[int, ...]
     """Tokens up to each element of `prefix_chain`."""
     breakpoints: int
@@ -267,20 +270,28 @@ def _result(
     listed first in `explain`."""
     system_sent: str | list[dict[str, Any]] | None = rendered.system
     messages_sent, placed = rendered.messages, 0
+    parts = rendered.system_parts
     if request.format == "anthropic" and request.settings.cache_breakpoints:
         sources = rendered.sources
         ack = sources.index(SYNTHETIC_SUMMARY_ACK) if SYNTHETIC_SUMMARY_ACK in sources else None
         system_sent, messages_sent, placed = place_breakpoints(
-            rendered.system, rendered.messages, fixed.tools, summary_ack_index=ack
+            parts, rendered.messages, fixed.tools, summary_ack_index=ack
         )
-    summary_tokens = usage.summary_tokens
     tokens_of = {e.id: e.tokens for e in explained}
-    in_system = request.settings.summary_placement == "system"
-    tokens_of[SYNTHETIC_SUMMARY] = 0 if in_system else summary_tokens
-    head = fixed.system_tokens + fixed.tools_tokens + summary_tokens - tokens_of[SYNTHETIC_SUMMARY]
+    head = [fixed.system_tokens + fixed.tools_tokens]
+    if parts.summary:
+        head.append(usage.summary_tokens)
+    else:  # the summary pair, if any, is priced as its first message
+        tokens_of[SYNTHETIC_SUMMARY] = usage.summary_tokens
     added = [s for s in rendered.sources if s in SYNTHETIC]
     explain = tuple(ExplainEntry(s, 0, "synthetic", 0) for s in added) + explained
-    chain = prefix_chain(rendered.system, rendered.messages, fixed.tools)
+    # openai's system message is the first two chain elements, not a message of the chain.
+    chained = [
+        (message, source)
+        for message, source in zip(rendered.messages, rendered.sources, strict=True)
+        if source != SYNTHETIC_SYSTEM
+    ]
+    chain = prefix_chain(request.format, parts, [m for m, _ in chained], fixed.tools)
     return AssemblyResult(
         system=system_sent,
         messages=messages_sent,
@@ -295,7 +306,7 @@ def _result(
         dropped=tuple(e.id for e in explain if e.status == "dropped"),
         summary_sent=state.summary,
         prefix_chain=tuple(chain),
-        prefix_tokens=tuple(cumulative_tokens(head, rendered.sources, tokens_of)),
+        prefix_tokens=tuple(cumulative_tokens(head, [s for _, s in chained], tokens_of)),
         breakpoints=placed,
         sources=tuple(rendered.sources),
     )

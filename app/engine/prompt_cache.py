@@ -2,15 +2,25 @@
 the previous one.
 
 Providers bill a cached prefix at about a tenth of the input price, and only when a request
-starts with exactly a prefix they have seen (Anthropic: up to a `cache_control` breakpoint;
-OpenAI: automatically). Two breakpoints pay: the end of the system prompt + summary (stable
-until the next fold) and the newest message (the whole request, read back next turn). The
-Messages API accepts at most MAX_BREAKPOINTS per request, markers the client stored in its
-messages or tools included, so ours are placed only while that many are free.
+starts with exactly a prefix they have seen (Anthropic: in the order tools, system, messages, up
+to a `cache_control` breakpoint that ended a prefix sent before; OpenAI: automatically). The
+system is sent as two text blocks, the system prompt and the summary section, so a fold (a new
+summary) leaves tools + system prompt readable from the cache. Breakpoints, in priority order:
 
-`prefix_chain` fingerprints a rendered context element by element (the system part, then each
-message, markers left out): two contexts share a prefix of k elements when their first k
-chain values are equal, which the service compares with the previous context it served.
+1. the newest message: the whole request, read back next turn;
+2. the end of the summary (its system block, or the summary pair's answer): what a prune event
+   or a turn too long for the provider's look-back still reads;
+3. the end of the system prompt: what a fold still reads (tools + system prompt).
+
+The Messages API accepts at most MAX_BREAKPOINTS per request, markers the client stored in its
+messages or tools included, so ours are placed in that order while that many are free. With
+no marker in it the system is sent as one string, the parts joined.
+
+`prefix_chain` fingerprints a rendered context element by element: tools + system prompt, the
+summary section when the summary is in the system, then each message (openai: each message
+after the system message, whose parts are those first two elements), markers left out. Two
+contexts share a prefix of k elements when their first k chain values are equal, which the
+service compares with the previous context it served.
 """
 
 from __future__ import annotations
@@ -19,7 +29,10 @@ import copy
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from itertools import accumulate
+from typing import Any, Literal
+
+from app.engine.render import SystemParts
 
 # Anthropic prompt caching: "up to 4 cache breakpoints" per request.
 MAX_BREAKPOINTS = 4
@@ -67,44 +80,65 @@ def _marker() -> dict[str, Any]:
     return {"cache_control": dict(CACHE_CONTROL)}
 
 
+SystemPart = Literal["prompt", "summary"]
+
+
 def place_breakpoints(
-    system: str | None,
+    system: SystemParts,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     *,
     summary_ack_index: int | None,
 ) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]], int]:
-    """(system, messages, markers placed) with breakpoints on the newest message and at the
-    end of system + summary (the system block, or the summary pair's answer when the summary
-    is sent as messages), within the provider's limit. Inputs are not modified."""
+    """(system, messages, markers placed): breakpoints in the module's priority order within
+    the provider's limit; the system as text blocks when one of them is marked, else the joined
+    string. Inputs are not modified."""
     free = MAX_BREAKPOINTS - count_markers(messages) - count_markers(tools or [])
-    out = list(messages)
-    placed = 0
-    if free > 0 and out:
-        marked = _mark_message(copy.deepcopy(out[-1]))
-        if marked is not None:
-            out[-1], placed = marked, placed + 1
-    sent_system: str | list[dict[str, Any]] | None = system
-    if free - placed <= 0:
-        pass
-    elif summary_ack_index is not None:
-        if summary_ack_index < len(out) - 1:  # the newest message's marker covers it already
-            marked = _mark_message(copy.deepcopy(out[summary_ack_index]))
-            if marked is not None:
-                out[summary_ack_index], placed = marked, placed + 1
-    elif system:
-        sent_system, placed = [{"type": "text", "text": system, **_marker()}], placed + 1
-    return sent_system, out, placed
+    targets: list[int | SystemPart] = [len(messages) - 1] if messages else []
+    if summary_ack_index is not None:
+        targets.append(summary_ack_index)
+    elif system.summary:
+        targets.append("summary")
+    if system.prompt:
+        targets.append("prompt")
+    out, marked_parts, placed = list(messages), set[SystemPart](), 0
+    for target in dict.fromkeys(targets):  # the summary's answer may be the newest message
+        if placed >= free:
+            break
+        if isinstance(target, str):
+            marked_parts.add(target)
+            placed += 1
+        elif (marked := _mark_message(copy.deepcopy(out[target]))) is not None:
+            out[target], placed = marked, placed + 1
+    return _system_blocks(system, marked_parts), out, placed
+
+
+def _system_blocks(
+    system: SystemParts, marked: set[SystemPart]
+) -> str | list[dict[str, Any]] | None:
+    if not marked:
+        return system.text
+    parts: tuple[tuple[SystemPart, str | None], ...] = (
+        ("prompt", system.prompt),
+        ("summary", system.summary),
+    )
+    return [
+        {"type": "text", "text": text, **(_marker() if name in marked else {})}
+        for name, text in parts
+        if text
+    ]
 
 
 def prefix_chain(
-    system: str | None, messages: Sequence[dict[str, Any]], tools: Sequence[Any] | None
+    fmt: str, system: SystemParts, messages: Sequence[dict[str, Any]], tools: Sequence[Any] | None
 ) -> list[str]:
-    """Chained fingerprints: [tools + system, then one per message]; markers are ignored."""
-    digest = hashlib.sha256(_canonical([tools or [], system or ""]).encode())
+    """Chained fingerprints: [tools + system prompt, the summary section if any, then one per
+    message]; markers are ignored. The format is in the first element: no provider reads
+    another format's cache, even where plain messages look the same."""
+    digest = hashlib.sha256(_canonical([fmt, tools or [], system.prompt or ""]).encode())
     chain = [digest.hexdigest()[:CHAIN_HEX]]
-    for message in messages:
-        digest.update(_canonical(message).encode())
+    for element in ([system.summary] if system.summary else []) + list(messages):
+        digest.update(_canonical(element).encode())
         chain.append(digest.copy().hexdigest()[:CHAIN_HEX])
     return chain
 
@@ -124,10 +158,14 @@ def unmarked(value: Any) -> Any:
     return value
 
 
-def cumulative_tokens(head: int, sources: Sequence[str], tokens: dict[str, int]) -> list[int]:
-    """Tokens up to each chain element: `head` for tools + system, then per output message
-    the tokens of its source (a source rendered as several messages counts once)."""
-    totals, running, seen = [head], head, set()
+def cumulative_tokens(
+    head: Sequence[int], sources: Sequence[str], tokens: dict[str, int]
+) -> list[int]:
+    """Tokens up to each chain element: `head` per element before the messages (tools +
+    system prompt, the summary section), then per output message the tokens of its source (a
+    source rendered as several messages counts once)."""
+    totals = list(accumulate(head))
+    running, seen = totals[-1], set()
     for source in sources:
         running += tokens.get(source, 0) if source not in seen else 0
         seen.add(source)

@@ -177,7 +177,7 @@ def prune_history(state: State, limit: int) -> bool:
     settings = state.request.settings
     messages = [m for unit in state.units for m in unit.messages]
     base = state.total() - sum(m.tokens for m in messages)
-    running = base + state.request.left_out_weight
+    running = base
     floor = base - state.summary_tokens() + summary_share(limit, settings)
     pruned: dict[str, Message] = {}
     cursor, settled = 0, True

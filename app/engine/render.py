@@ -80,21 +80,44 @@ Entry = tuple[str, list[Block], str]
 
 
 @dataclass(frozen=True, slots=True)
+class SystemParts:
+    """The system text in its two parts: the system prompt, the same until the settings change,
+    and the summary section (placement `system`), new at each fold. Kept apart so a provider's
+    cache can keep the prompt (with the tools before it) across a fold."""
+
+    prompt: str | None = None
+    summary: str | None = None
+    """The section as sent: after a system prompt it starts with the blank line between them."""
+
+    @property
+    def text(self) -> str | None:
+        """The parts joined: the system sent as one string."""
+        return (self.prompt or "") + (self.summary or "") or None
+
+
+@dataclass(frozen=True, slots=True)
 class Rendered:
     system: str | None
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     sources: list[str] = dataclasses.field(default_factory=list)
     """Per output message: the stored message id it renders, or a SYNTHETIC tag."""
+    system_parts: SystemParts = SystemParts()
+    """`system` (openai: the system message's content) in its parts."""
 
 
-def system_text(
+def summary_section(system_prompt: str | None, summary: str) -> str:
+    """The summary's text in the system, as sent and counted (the separator included)."""
+    return ("\n\n" if system_prompt else "") + SUMMARY_HEADER + summary
+
+
+def system_parts(
     system_prompt: str | None, summary: str | None, placement: SummaryPlacement
-) -> str | None:
-    if not summary or placement != "system":
-        return system_prompt or None
-    section = SUMMARY_HEADER + summary
-    return f"{system_prompt}\n\n{section}" if system_prompt else section
+) -> SystemParts:
+    in_system = (
+        summary_section(system_prompt, summary) if summary and placement == "system" else None
+    )
+    return SystemParts(system_prompt or None, in_system)
 
 
 def summary_pair(summary: str) -> tuple[str, str]:
@@ -168,7 +191,8 @@ def render(
     placement: SummaryPlacement,
     tools: Sequence[Mapping[str, Any]] | None,
 ) -> Rendered:
-    system = system_text(system_prompt, summary, placement)
+    parts = system_parts(system_prompt, summary, placement)
+    system = parts.text
     pair = summary_pair(summary) if summary and placement == "messages" else None
     rendered_tools = render_tools(tools, fmt)
     if fmt == "raw":
@@ -183,6 +207,7 @@ def render(
             prefix + [_raw(m) for m in messages],
             rendered_tools,
             sources + [m.id for m in messages],
+            parts,
         )
     entries: list[Entry] = []
     if pair:
@@ -193,15 +218,15 @@ def render(
     entries += _relocate_results([as_entry(m) for m in messages])
     if fmt == "anthropic":
         out = _anthropic(_without(entries, DROPPED_IN_ANTHROPIC))
-        return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out])
+        return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
     if fmt == "openai_responses":
         from app.engine.responses import to_items  # it builds on this module's entries
 
         out = to_items(_without(entries, DROPPED_IN_RESPONSES))
-        return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out])
+        return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
     head = [({"role": "system", "content": system}, SYNTHETIC_SYSTEM)] if system else []
     out = head + _openai(entries)
-    return Rendered(None, [m for m, _ in out], rendered_tools, [s for _, s in out])
+    return Rendered(None, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
 
 
 def _raw(message: Message) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from app.core.context_settings import ContextSettings
 from app.engine.budget import MESSAGE_OVERHEAD_TOKENS
-from app.engine.render import CONTINUATION_TEXT, SUMMARY_HEADER, Format, summary_pair
+from app.engine.render import CONTINUATION_TEXT, Format, summary_pair, summary_section
 from app.engine.types import Message
 from app.engine.units import Unit
 from app.tokens.base import TokenCounter
@@ -45,8 +45,6 @@ class AssemblyInput:
     left_out_units: int = 0
     """Units older than `messages` that the caller left out already (the stateless routes
     hand over only the history that can be sent): counted in the drop warning."""
-    left_out_weight: int = 0
-    """At least what those weigh on the prune replay (app/engine/prune.py), as if sent."""
 
 
 @dataclass(slots=True)
@@ -79,7 +77,7 @@ class State:
 
     def _count_summary(self, summary: str) -> int:
         if self.request.settings.summary_placement == "system":
-            return self.counter.count_text("\n\n" + SUMMARY_HEADER + summary)
+            return self.counter.count_text(summary_section(self.request.system_prompt, summary))
         pair = summary_pair(summary)
         return sum(self.counter.count_content(t) for t in pair) + 2 * MESSAGE_OVERHEAD_TOKENS
 

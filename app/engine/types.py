@@ -40,6 +40,10 @@ class Message:
 
     def __post_init__(self) -> None:
         # Computed once: grouping, pruning and validation ask for them many times per message.
+        if self.tool_calls is None and self.tool_call_id is None and type(self.content) is str:
+            object.__setattr__(self, "call_ids", ())  # most messages: plain text
+            object.__setattr__(self, "result_ids", ())
+            return
         object.__setattr__(self, "call_ids", _call_ids(self))
         object.__setattr__(self, "result_ids", _result_ids(self))
 

@@ -58,8 +58,9 @@ class ContextResponse(BaseModel):
     model: str
     format: Format
     system: str | list[dict[str, Any]] | None = Field(
-        description="A string, or (anthropic, cache_breakpoints) one text block with a "
-        "cache_control breakpoint, ready for messages.create(system=...)."
+        description="A string, or (anthropic, cache_breakpoints) text blocks: the system prompt, "
+        "then the summary section, each with a cache_control breakpoint when one is left, "
+        "ready for messages.create(system=...)."
     )
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None

@@ -14,19 +14,17 @@ of a 171k-token history. Here, newest first:
   engine's repairs would rewrite or drop with a warning, and the newest user turn after
   it). The engine is handed the history from the cut on, and the pinned message; messages
   between the cut and A carry 0 (`stand_ins`, left unpruned by the engine);
-- window B, the messages before the cut, summed at a floor of their lowest cost (their
-  floor, or their excerpt's body floor) until over the limit: the engine starts its prune
-  replay (app/engine/prune.py `prune_history`) with that weight (`left_out_weight`), so at
-  every step over A the running total is over the limit and over the prune target, as it
-  is with every count known, and every eligible message of A is pruned exactly the same.
-  The messages before the cut are reported dropped, their units counted in the engine's
-  drop warning (`left_out_units`): with every count known the drop loop (app/engine/fit.py)
-  drops them too, since A alone is over the limit.
+- nothing older: the engine's prune replay (app/engine/prune.py `prune_history`) ends, with
+  or without the older history, by pruning every message eligible at the last step, since
+  A alone keeps the running total over the limit and the prune target however much it
+  prunes; and its drop loop (app/engine/fit.py) drops everything older than A for the same
+  reason. So the messages before the cut are reported dropped, and their units counted in
+  the engine's drop warning (`left_out_units`), without the engine or their counts.
 
 A message's lowest possible cost is its count, or its pruned count when it can be pruned,
 and 0 when the engine might rewrite it before counting (a mid-history system message, an
 orphan tool result, a call without its result, an empty message). The pinned first user
-message is always counted. When the history is too short for the windows, or `explain`
+message is always counted. When the whole history may be sent, or `explain`
 needs every count, every message is counted and handed over; and the service checks that
 every stand-in was dropped and every floored message pruned or dropped (else it counts all
 and assembles again).
@@ -142,7 +140,7 @@ class NewestCounts:
     messages: list[Message]
     """What the engine is handed: the history from the cut on, and the pinned message."""
     stand_ins: frozenset[str]
-    """Ids whose tokens is a lower bound (window B) or 0 (older): the engine must drop them."""
+    """Ids handed with tokens 0 (between the cut and window A): the engine must drop them."""
     floored: frozenset[str] = frozenset()
     """Ids whose tokens is a floor over their excerpt's exact count (window A): the engine
     must prune them (or drop them)."""
@@ -150,8 +148,6 @@ class NewestCounts:
     """Ids of the messages before the cut (not the pinned one): dropped without the engine."""
     left_out_units: int = 0
     """How many units the engine would have made of them."""
-    left_out_weight: int = 0
-    """A lower bound of what they weigh on the prune replay (window B): over the limit."""
 
 
 def count_newest(
@@ -164,7 +160,7 @@ def count_newest(
     keep_recent: int,
 ) -> NewestCounts:
     """`messages` counted newest → oldest as far as `limit` can reach (the module docstring);
-    every message counted and handed over when the history is too short for the windows."""
+    every message counted and handed over when the whole history may be sent."""
     counted = list(messages)
     links = _Links.of(messages)
     rewritable = _rewritable(messages, links, keep_system)
@@ -184,10 +180,9 @@ def count_newest(
         counted[index] = message
         cost += 0 if index in rewritable else lowest
     pinned_at = None if pinned is None else pinned.seq - 1
-    start, units = _cut(messages, links, rewritable, pinned_at, end=index)
-    weight = _weight_before(messages, start, floor, pinned_at, limit) if cost > limit else 0
-    if weight <= limit:  # the windows need more history than there is: count it all
+    if cost <= limit:  # the whole history may be sent: count it all
         return NewestCounts(count_all(messages, counter), frozenset())
+    start, units = _cut(messages, links, rewritable, pinned_at, end=index)
     handed = counted[start:]
     stand_ins = {m.id for m in counted[start:index]}  # tokens 0: on their way out
     if pinned is not None and pinned_at is not None and pinned_at < index:
@@ -198,25 +193,7 @@ def count_newest(
         else:
             handed[pinned_at - start] = pinned
     left_out = tuple(m.id for i, m in enumerate(messages[:start]) if i != pinned_at)
-    return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units, weight)
-
-
-def _weight_before(
-    messages: Sequence[Message], start: int, floor: FloorCounter, pinned_at: int | None, limit: int
-) -> int:
-    """Window B: a lower bound of what `messages[:start]` weigh on the prune replay with every
-    count known (each pruned or not, the pinned one apart), summed newest first until it is
-    over `limit`. Nothing before `start` is one the engine would rewrite (`_cut`)."""
-    weight, index = 0, start
-    while index > 0 and weight <= limit:
-        index -= 1
-        if index == pinned_at:
-            continue
-        message = messages[index].counted(0, overhead=0)  # so an excerpt counts only its body
-        at_least = floor.count_message(message)
-        cut = excerpted(message, floor)  # pruned, it weighs at least its body
-        weight += at_least if cut is None else min(at_least, cut.tokens)
-    return weight
+    return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units)
 
 
 def _cut(
@@ -291,7 +268,6 @@ def assemble_handed(
         messages=tuple(newest.messages),
         stand_ins=newest.stand_ins,
         left_out_units=newest.left_out_units,
-        left_out_weight=newest.left_out_weight,
     )
     result = assemble(handed, counter)
     if not newest.left_out:

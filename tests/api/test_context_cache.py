@@ -67,19 +67,18 @@ class TestThinking:
         assert openai["messages"][1]["tool_calls"][0]["id"] == "t1"
 
 
+def client_marked(count: int) -> list[dict[str, Any]]:
+    """User turns carrying the client's own cache_control markers."""
+    block = {"type": "text", "cache_control": EPHEMERAL}
+    return [{"role": "user", "content": [{**block, "text": f"m{i}"}]} for i in range(count)]
+
+
 class TestBreakpoints:
     async def test_client_markers_count_toward_the_limit_of_four(
         self, client: httpx.AsyncClient, recorder: RecordingSummarizer
     ) -> None:
         await create_session(client, id="s", system_prompt="S")
-        marked = [
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": f"m{i}", "cache_control": EPHEMERAL}],
-            }
-            for i in range(3)
-        ]
-        await append(client, "s", *marked, assistant("ok"))
+        await append(client, "s", *client_marked(3), assistant("ok"))
         body = await context(client, "s")
         assert cache(body)["breakpoints"] == 1  # the newest message; none left for system
         assert body["system"] == "S"
@@ -107,7 +106,59 @@ class TestBreakpoints:
         )
         ack = body["messages"][1]
         assert ack["role"] == "assistant" and ack["content"][-1]["cache_control"] == EPHEMERAL
-        assert body["system"] == "S" and cache(body)["breakpoints"] == 2
+        # The system prompt keeps its own breakpoint: tools + system stay cached across folds.
+        assert body["system"] == [{"type": "text", "text": "S", "cache_control": EPHEMERAL}]
+        assert cache(body)["breakpoints"] == 3
+
+
+TOOLS = [
+    {
+        "name": "read_file",
+        "description": "Read a file of the repository",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+]
+
+
+async def count(client: httpx.AsyncClient, text: str) -> int:
+    tokens: int = (await client.post("/count-tokens", json={"text": text})).json()["tokens"]
+    return tokens
+
+
+class TestSystemBlocksAcrossAFold:
+    async def test_the_system_prompt_block_survives_a_fold_byte_for_byte(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        prompt = "You are a careful coding agent. " * 20
+        await create_session(client, id="s", system_prompt=prompt, tools=TOOLS)
+        await append(client, "s", *turns(12))
+        before = await context(client, "s", max_tokens=3000)
+        assert before["summary"] is None
+        assert before["system"] == [{"type": "text", "text": prompt, "cache_control": EPHEMERAL}]
+        await append(client, "s", *turns(12, start=12))
+        folded = await context(client, "s", max_tokens=3000, summarize="force")
+        first, section = folded["system"]
+        assert first == before["system"][0]
+        assert section["cache_control"] == EPHEMERAL
+        assert (
+            section["text"] == "\n\nSummary of earlier conversation:\n" + folded["summary"]["text"]
+        )
+        usage = folded["usage"]
+        assert cache(folded)["reason"] == "fold"
+        assert cache(folded)["prefix_tokens"] == usage["system_tokens"] + usage["tools_tokens"]
+        assert await count(client, first["text"]) == usage["system_tokens"]  # counted as sent
+        assert await count(client, section["text"]) == usage["summary_tokens"]
+
+    async def test_client_markers_leave_the_newest_message_and_the_summary_theirs(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", system_prompt="S")
+        await append(client, "s", *turns(12), *client_marked(2), assistant("ok"))
+        body = await context(client, "s", max_tokens=1500, keep_recent=4, summarize="force")
+        assert body["summary"] is not None and cache(body)["breakpoints"] == 2
+        assert body["system"][0] == {"type": "text", "text": "S"}  # third in line: left out
+        assert body["system"][1]["cache_control"] == EPHEMERAL
+        assert str(body).count("cache_control") == 4
 
 
 class TestUsageCache:
@@ -130,7 +181,8 @@ class TestUsageCache:
         narrowed = await context(client, "s", max_tokens=400, keep_recent=2, summarize="never")
         assert cache(narrowed)["reason"] == "budget"
         folded = await context(client, "s", max_tokens=400, keep_recent=2, summarize="force")
-        assert cache(folded)["reason"] == "fold" and cache(folded)["prefix_tokens"] == 0
+        assert cache(folded)["reason"] == "fold"
+        assert cache(folded)["prefix_tokens"] == folded["usage"]["system_tokens"] > 0  # kept
         await client.post("/sessions/s/clear")
         await append(client, "s", user("a new start"))
         cleared = await context(client, "s", max_tokens=400, keep_recent=2)

@@ -80,9 +80,7 @@ class TestSummary:
         result = assemble(request, COUNTER)
         assert [e.status for e in result.explain] == ["included", "summarized", "included"]
         assert result.system == "Summary of earlier conversation:\nHe asked for a fix."
-        assert result.usage.summary_tokens == COUNTER.count_text(
-            "\n\nSummary of earlier conversation:\nHe asked for a fix."
-        )
+        assert result.usage.summary_tokens == COUNTER.count_text(result.system)  # as sent
 
     def test_unpinned_covered_messages_are_all_summarized(self) -> None:
         request = AssemblyInput(

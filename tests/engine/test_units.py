@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from app.engine.types import Message
 from app.engine.units import group_units
 from tests.engine.strategies import FakeCounter, make_message, openai_call
 
@@ -98,3 +99,25 @@ class TestGroupUnits:
             "m1": "empty message",
             "m2": "empty message",
         }
+
+
+def test_a_counted_copy_keeps_every_other_field() -> None:
+    """`Message.counted` copies field by field (it skips `__post_init__`): a field added to
+    `Message` and not copied there fails here."""
+    original = Message(
+        id="7",
+        seq=8,
+        role="assistant",
+        content=[{"type": "tool_use", "id": "t1", "name": "grep", "input": {}}],
+        tokens=40,
+        name="bot",
+        tool_calls=[{"id": "c1", "type": "function", "function": {"name": "f"}}],
+        metadata={"k": 1},
+        overhead=3,
+    )
+    copy = original.counted(12, 5)
+    assert (copy.tokens, copy.overhead) == (12, 5)
+    for name in Message.__slots__:
+        if name not in ("tokens", "overhead"):
+            assert getattr(copy, name) == getattr(original, name), name
+    assert copy.call_ids == ("c1", "t1")

@@ -134,6 +134,8 @@ COUNTER = counter_for_encoding("cl100k_base")
     fmt=st.sampled_from(["anthropic", "openai", "raw"]),
     pin=st.booleans(),
     prune_target=st.sampled_from([0.3, 0.6, 0.9]),
+    summary=st.sampled_from([None, "Earlier: the parser was fixed.", "older facts " * 200]),
+    tools=st.sampled_from([None, [{"name": "grep", "description": "search", "input_schema": {}}]]),
 )
 def test_newest_first_counting_serves_what_counting_everything_serves(
     raw: list[dict[str, Any]],
@@ -142,6 +144,8 @@ def test_newest_first_counting_serves_what_counting_everything_serves(
     fmt: Any,
     pin: bool,
     prune_target: float,
+    summary: str | None,
+    tools: list[dict[str, Any]] | None,
 ) -> None:
     request = AssemblyInput(
         messages=(),
@@ -150,6 +154,8 @@ def test_newest_first_counting_serves_what_counting_everything_serves(
             keep_recent=keep_recent, pin_first_message=pin, prune_target=prune_target
         ),
         system_prompt="You are terse.",
+        summary=summary,
+        tools=tools,
         max_tokens=max_tokens,
         format=fmt,
         mode="never",
@@ -184,15 +190,15 @@ def test_a_long_history_is_counted_only_near_its_end(explain: bool) -> None:
     assert 0 < result.messages_included < 40
     if explain:  # every message's tokens are reported
         assert tally.messages >= 400
-    else:  # two windows of ~26 messages each, and the pinned first message
-        assert tally.messages < 80
+    else:  # the newest window of ~26 messages, and the pinned first message
+        assert tally.messages < 40
     lazy, full = _both(raw, request, COUNTER)
     assert _comparable(lazy) == _comparable(full)
 
 
 def test_only_what_may_be_sent_is_encoded() -> None:
-    """Window B weighs on the prune replay by floors (words), and the engine leaves it
-    unpruned: of a long history of bulky tool output, only the newest window is encoded."""
+    """Of a long history of bulky tool output, only the newest window is encoded, and of it
+    only the excerpts of the messages the engine is sure to prune."""
     raw: list[dict[str, Any]] = [{"role": "user", "content": "fix the parser"}]
     for i in range(300):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
@@ -211,6 +217,74 @@ def test_only_what_may_be_sent_is_encoded() -> None:
     result = _assemble_newest(request, parse_messages(raw), counter, explain=False)
     assert result.pruned and result.dropped
     history = sum(len(str(m["content"] or "")) for m in raw)
-    assert sum(map(len, encoded)) < history / 10
+    assert sum(map(len, encoded)) < history / 25  # 2.3%; 16% with every window encoded
+    lazy, full = _both(raw, request, COUNTER)
+    assert _comparable(lazy) == _comparable(full)
+
+
+def _newest(raw: list[dict[str, Any]], request: AssemblyInput) -> Any:
+    budget = compute_budget(request.context_window, request.settings, request.max_tokens)
+    return count_newest(
+        parse_messages(raw),
+        COUNTER,
+        limit=estimate_limit(budget.tokens, 1.0),
+        pin_first=request.settings.pin_first_message,
+        keep_system=request.format == "raw",
+        keep_recent=request.settings.keep_recent,
+    )
+
+
+def test_the_engine_is_handed_only_the_newest_window() -> None:
+    """The history before the cut never reaches the engine; it is reported dropped, and its
+    units are counted in the drop warning, as when the engine drops them itself."""
+    raw = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "word " * 150}
+        for i in range(400)
+    ]
+    request = AssemblyInput(messages=(), context_window=200_000, max_tokens=4000, mode="never")
+    newest = _newest(raw, request)
+    assert len(newest.messages) < 40  # the newest window and the pinned first message
+    assert newest.messages[0].id == "0" and len(newest.left_out) > 350
+    assert newest.left_out_units == len(newest.left_out)  # plain messages: a unit each
+    lazy, full = _both(raw, request, COUNTER)
+    assert isinstance(lazy, AssemblyResult) and isinstance(full, AssemblyResult)
+    assert lazy.dropped == full.dropped and lazy.warnings == full.warnings
+    assert lazy.messages_total == full.messages_total == 400
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"role": "tool", "tool_call_id": "nowhere", "content": "stray"},  # dropped, warned
+        {"role": "system", "content": "Note: be brief."},  # rewritten as a user note
+        {"role": "user", "content": " "},  # empty: dropped, warned
+    ],
+)
+def test_no_cut_before_a_message_the_engine_would_repair(odd: dict[str, Any]) -> None:
+    raw = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "word " * 150}
+        for i in range(200)
+    ]
+    raw.insert(30, odd)
+    request = AssemblyInput(messages=(), context_window=200_000, max_tokens=4000, mode="never")
+    newest = _newest(raw, request)
+    assert newest.left_out and all(int(i) < 30 for i in newest.left_out)
+    lazy, full = _both(raw, request, COUNTER)
+    assert _comparable(lazy) == _comparable(full)
+
+
+def test_no_cut_between_a_call_and_its_result() -> None:
+    """A cut falls on a unit boundary: a call whose result lies after the cut is handed over
+    with it."""
+    raw: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    for i in range(120):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        raw.append({"role": "assistant", "content": "step " * 60, "tool_calls": [call]})
+        raw.append({"role": "user", "content": "go on " * 40})  # between call and result
+        raw.append({"role": "tool", "tool_call_id": f"c{i}", "content": "out " * 80})
+    request = AssemblyInput(messages=(), context_window=200_000, max_tokens=3000, mode="never")
+    newest = _newest(raw, request)
+    handed = [m for m in newest.messages if m.id != "0"]
+    assert newest.left_out and handed[0].call_ids  # the unit starts at its call
     lazy, full = _both(raw, request, COUNTER)
     assert _comparable(lazy) == _comparable(full)

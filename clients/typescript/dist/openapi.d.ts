@@ -554,7 +554,7 @@ export interface components {
             format: "anthropic" | "openai" | "openai_responses" | "raw";
             /**
              * System
-             * @description A string, or (anthropic, cache_breakpoints) one text block with a cache_control breakpoint, ready for messages.create(system=...).
+             * @description A string, or (anthropic, cache_breakpoints) text blocks: the system prompt, then the summary section, each with a cache_control breakpoint when one is left, ready for messages.create(system=...).
              */
             system: string | {
                 [key: string]: unknown;
