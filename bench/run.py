@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         connections=http_cases.CONNECTIONS,
         throughput_seconds=http_cases.THROUGHPUT_SECONDS,
         throughput_rounds=http_cases.THROUGHPUT_ROUNDS,
+        assemble_rounds=http_cases.ASSEMBLE_ROUNDS,
         problems="\n".join(f"- {p}" for p in run.problems) or "None.",
     )
     if "prompt cache" in run.results:
