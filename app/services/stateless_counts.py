@@ -179,19 +179,20 @@ def count_newest(
             floored.add(message.id)
         counted[index] = message
         cost += 0 if index in rewritable else lowest
-    pinned_at = None if pinned is None else pinned.seq - 1
     if cost <= limit:  # the whole history may be sent: count it all
         return NewestCounts(count_all(messages, counter), frozenset())
+    pinned_at = None if pinned is None else pinned.seq - 1
     start, units = _cut(messages, links, rewritable, pinned_at, end=index)
     handed = counted[start:]
     stand_ins = {m.id for m in counted[start:index]}  # tokens 0: on their way out
-    if pinned is not None and pinned_at is not None and pinned_at < index:
+    if pinned is not None and pinned.seq - 1 < index:  # older than window A: counted here
+        at = pinned.seq - 1
         pinned = pinned.counted(counter.count_message(pinned))
         stand_ins.discard(pinned.id)
-        if pinned_at < start:
+        if at < start:
             handed.insert(0, pinned)
         else:
-            handed[pinned_at - start] = pinned
+            handed[at - start] = pinned
     left_out = tuple(m.id for i, m in enumerate(messages[:start]) if i != pinned_at)
     return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units)
 
@@ -221,8 +222,8 @@ def _cut(
     if newest_user is not None:
         end = min(end, newest_user)
     first_use: dict[str, int] = {}
-    for index, ids in enumerate(zip(links.calls, links.results, strict=True)):
-        for tool_id in (*ids[0], *ids[1]):
+    for index, (calls, results) in enumerate(zip(links.calls, links.results, strict=True)):
+        for tool_id in (*calls, *results):
             first_use.setdefault(tool_id, index)
     # boundary at p: every id used at p or later was first used at p or later
     boundaries, reach = [], len(messages)
