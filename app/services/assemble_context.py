@@ -14,7 +14,6 @@ from app.core.context_settings import SETTINGS_KEYS, resolve_settings
 from app.core.errors import BudgetTooSmall
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.engine.budget import compute_budget, estimate_limit
 from app.engine.shapes import validate_tools
 from app.engine.types import Message
 from app.engine.validate import ContextInvariantError
@@ -24,7 +23,7 @@ from app.services.context_response import explain_items, usage_block
 from app.services.stateless_counts import (
     assemble_handed,
     count_all,
-    count_newest,
+    count_newest_for,
     parse_messages,
     sent_exactly,
 )
@@ -88,15 +87,7 @@ def _assemble_newest(
     """`assemble` over `parsed`, counting newest → oldest only as far as the budget can reach
     (app/services/stateless_counts.py); every message counted when that cannot be shown."""
     if not explain:
-        budget = compute_budget(request.context_window, request.settings, request.max_tokens)
-        newest = count_newest(
-            parsed,
-            counter,
-            limit=estimate_limit(budget.tokens, request.calibration_ratio),
-            pin_first=request.settings.pin_first_message,
-            keep_system=request.format == "raw",
-            keep_recent=request.settings.keep_recent,
-        )
+        newest = count_newest_for(request, parsed, counter)
         try:
             result = assemble_handed(request, newest, counter)
         except (BudgetTooSmall, ContextInvariantError):

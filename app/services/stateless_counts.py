@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
+from app.engine.budget import compute_budget, estimate_limit
 from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.prune import excerpted, has_bulky_text
 from app.engine.types import Message
@@ -197,6 +198,21 @@ def count_newest(
     return NewestCounts(handed, frozenset(stand_ins), frozenset(floored), left_out, units)
 
 
+def count_newest_for(
+    request: AssemblyInput, messages: Sequence[Message], counter: TiktokenCounter
+) -> NewestCounts:
+    """`count_newest` under `request`'s limit and settings."""
+    budget = compute_budget(request.context_window, request.settings, request.max_tokens)
+    return count_newest(
+        messages,
+        counter,
+        limit=estimate_limit(budget.tokens, request.calibration_ratio),
+        pin_first=request.settings.pin_first_message,
+        keep_system=request.format == "raw",
+        keep_recent=request.settings.keep_recent,
+    )
+
+
 def _cut(
     messages: Sequence[Message],
     links: _Links,
@@ -292,6 +308,7 @@ __all__ = [
     "assemble_handed",
     "count_all",
     "count_newest",
+    "count_newest_for",
     "parse_messages",
     "sent_exactly",
 ]

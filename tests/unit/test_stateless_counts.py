@@ -14,12 +14,11 @@ from hypothesis import strategies as st
 from app.core.context_settings import ContextSettings
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.engine.budget import compute_budget, estimate_limit
 from app.services.assemble_context import _assemble_newest
 from app.services.stateless_counts import (
     assemble_handed,
     count_all,
-    count_newest,
+    count_newest_for,
     parse_messages,
     sent_exactly,
 )
@@ -90,15 +89,7 @@ def _both(
 
     def lazy() -> AssemblyResult:
         # Without the service's fallback, so a wrong window shows here.
-        budget = compute_budget(request.context_window, request.settings, request.max_tokens)
-        newest = count_newest(
-            parsed,
-            counter,
-            limit=estimate_limit(budget.tokens, 1.0),
-            pin_first=request.settings.pin_first_message,
-            keep_system=request.format == "raw",
-            keep_recent=request.settings.keep_recent,
-        )
+        newest = count_newest_for(request, parsed, counter)
         result = assemble_handed(request, newest, counter)
         assert sent_exactly(newest, result), "a message was sent with a floor for its count"
         return result
@@ -222,18 +213,6 @@ def test_only_what_may_be_sent_is_encoded() -> None:
     assert _comparable(lazy) == _comparable(full)
 
 
-def _newest(raw: list[dict[str, Any]], request: AssemblyInput) -> Any:
-    budget = compute_budget(request.context_window, request.settings, request.max_tokens)
-    return count_newest(
-        parse_messages(raw),
-        COUNTER,
-        limit=estimate_limit(budget.tokens, 1.0),
-        pin_first=request.settings.pin_first_message,
-        keep_system=request.format == "raw",
-        keep_recent=request.settings.keep_recent,
-    )
-
-
 def test_the_engine_is_handed_only_the_newest_window() -> None:
     """The history before the cut never reaches the engine; it is reported dropped, and its
     units are counted in the drop warning, as when the engine drops them itself."""
@@ -242,7 +221,7 @@ def test_the_engine_is_handed_only_the_newest_window() -> None:
         for i in range(400)
     ]
     request = AssemblyInput(messages=(), context_window=200_000, max_tokens=4000, mode="never")
-    newest = _newest(raw, request)
+    newest = count_newest_for(request, parse_messages(raw), COUNTER)
     assert len(newest.messages) < 40  # the newest window and the pinned first message
     assert newest.messages[0].id == "0" and len(newest.left_out) > 350
     assert newest.left_out_units == len(newest.left_out)  # plain messages: a unit each
@@ -267,7 +246,7 @@ def test_no_cut_before_a_message_the_engine_would_repair(odd: dict[str, Any]) ->
     ]
     raw.insert(30, odd)
     request = AssemblyInput(messages=(), context_window=200_000, max_tokens=4000, mode="never")
-    newest = _newest(raw, request)
+    newest = count_newest_for(request, parse_messages(raw), COUNTER)
     assert newest.left_out and all(int(i) < 30 for i in newest.left_out)
     lazy, full = _both(raw, request, COUNTER)
     assert _comparable(lazy) == _comparable(full)
@@ -283,7 +262,7 @@ def test_no_cut_between_a_call_and_its_result() -> None:
         raw.append({"role": "user", "content": "go on " * 40})  # between call and result
         raw.append({"role": "tool", "tool_call_id": f"c{i}", "content": "out " * 80})
     request = AssemblyInput(messages=(), context_window=200_000, max_tokens=3000, mode="never")
-    newest = _newest(raw, request)
+    newest = count_newest_for(request, parse_messages(raw), COUNTER)
     handed = [m for m in newest.messages if m.id != "0"]
     assert newest.left_out and handed[0].call_ids  # the unit starts at its call
     lazy, full = _both(raw, request, COUNTER)
