@@ -1,8 +1,10 @@
 """POST …/usage: learn the provider's count against our estimate, per tenant and model family.
 
-The report refers to the last context served for that session and model (`last_context`,
-written by every GET …/context). The ratio is smoothed by `app.engine.calibration.with_report`
-(EWMA, clamped to [0.5, 2.0]) under a row lock, so concurrent reports are all counted.
+The report refers to the last context served for that session and model: the one this
+replica served last when it extends the recorded one (`ServedRecords`), else the recorded
+one (`last_context`, written by GET …/context whenever a context's shape changes). The ratio
+is smoothed by `app.engine.calibration.with_report` (EWMA, clamped to [0.5, 2.0]) under a
+row lock, so concurrent reports are all counted.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from app.engine.calibration import Calibration, with_report
 from app.repositories.calibration import CalibrationRepository
 from app.repositories.sessions import SessionRepository
 from app.schemas.calibration import CalibrationRead, UsageReport, UsageReportResponse
+from app.services.prompt_cache import ServedRecords
 from app.tokens.registry import ModelRegistry
 
 
@@ -31,12 +34,19 @@ def calibration_read(family: str, calibration: Calibration | None) -> Calibratio
 
 
 async def report_usage(
-    db: AsyncSession, tenant: str, registry: ModelRegistry, session_id: str, body: UsageReport
+    db: AsyncSession,
+    tenant: str,
+    registry: ModelRegistry,
+    session_id: str,
+    body: UsageReport,
+    records: ServedRecords | None = None,
 ) -> UsageReportResponse:
     session = await SessionRepository(db, tenant).get_or_raise(session_id)
     model = body.model or session.model
     family = registry.get(model).family
     served = (session.last_context or {}).get(model)
+    if records is not None:
+        served = records.previous((tenant, session.pk, model), served)
     # {"estimated": …, …} (app/services/prompt_cache.py); a bare int in older rows.
     estimated = served.get("estimated") if isinstance(served, dict) else served
     if not isinstance(estimated, int):

@@ -51,7 +51,9 @@ from app.schemas.common import SummaryState
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
+    ServedRecords,
     compare,
+    extends,
     previous_anchor,
     served_record,
     settings_fingerprint,
@@ -112,6 +114,8 @@ class Snapshot:
     calibration: Calibration | None
     last_served: dict[str, Any]
     version: SessionVersion  # validates a cached response (app/services/served_cache.py)
+    removed: int  # messages removed after the clear marker (DELETE …/messages/last)
+    explain: bool  # `messages` holds every message after the clear marker
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +130,10 @@ class Served:
     folded_messages: int
     cache: CacheReport
     record: dict[str, Any]
-    """`last_context[model]` once this context is served (written unless already there)."""
+    """This context's record (app/services/prompt_cache.py)."""
+    stored: Any
+    """`last_context[model]` as the database holds it after this call: `record` when its
+    shape changed, else the record it extends."""
     settled: bool
     """No fold left to make: the same request again serves this context, unfolded."""
 
@@ -143,6 +150,22 @@ def _small(snapshot: Snapshot) -> bool:
     return tokens <= INLINE_MAX_TOKENS
 
 
+def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | None = None) -> bool:
+    """Whether `row` is `base`'s session with only appends since: the same summary, clear
+    marker and removals, and (the pinned message is in `base.messages`) the same `pin`
+    setting (None: not known yet)."""
+    return (
+        base is not None
+        and base.pk == row.pk
+        and base.explain == explain
+        and base.summary_version == row.summary_version
+        and base.version.cleared_through_seq == row.cleared_through_seq
+        and base.removed == row.live_removed
+        and base.version.last_seq <= row.last_seq
+        and pin in (None, base.context_settings.pin_first_message)
+    )
+
+
 def _pinnable(message: Message) -> bool:
     """The engine's pinned-message rule: a user message that is not only tool results."""
     return message.role == "user" and not message.result_ids and not is_empty(message)
@@ -157,25 +180,33 @@ class ContextAssembler:
         registry: ModelRegistry,
         summarizer_factory: SummarizerFactory,
         driver_snapshot: DriverSnapshot | None = None,
+        records: ServedRecords | None = None,
     ) -> None:
         """`driver_snapshot` (app/repositories/context_rows.py), when given, reads a context
-        through the database driver; otherwise, and for long reads, SQLAlchemy does."""
+        through the database driver; otherwise, and for long reads, SQLAlchemy does.
+        `records` holds the records this replica served (app/services/prompt_cache.py)."""
         self.driver_snapshot = driver_snapshot
+        self.records = records if records is not None else ServedRecords()
         self.sessionmaker = sessionmaker
         self.tenant = tenant
         self.settings = settings
         self.registry = registry
         self.summarizer_factory = summarizer_factory
 
-    async def serve(self, session_id: str, options: ContextOptions) -> Served:
-        """The context for `session_id`, folding first when the budget requires it."""
+    async def serve(
+        self, session_id: str, options: ContextOptions, base: Snapshot | None = None
+    ) -> Served:
+        """The context for `session_id`, folding first when the budget requires it. `base`, a
+        snapshot a context of the same query was assembled from, spares reading again the
+        messages it holds when the session only had appends since."""
         mode, fold, folded = options.mode, None, 0
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
-            snapshot = await self._load(session_id, options)
+            snapshot = await self._load(session_id, options, base)
+            base = snapshot
             info = self.registry.get(options.model or snapshot.session_model)
             model = options.model or snapshot.session_model
-            previous = snapshot.last_served.get(model)
-            anchor = previous_anchor(previous, snapshot.summary_version)
+            recorded = snapshot.last_served.get(model)
+            anchor = previous_anchor(recorded, snapshot.summary_version)
             if anchor is None and snapshot.summary_text and snapshot.messages:
                 # The first context after a fold: its newest seq anchors the pruning (prune.py).
                 anchor = max(m.seq for m in snapshot.messages)
@@ -209,34 +240,50 @@ class ContextAssembler:
             anchor=anchor,
             fingerprint=fingerprint,
             ratio=ratio,
+            through_seq=snapshot.version.last_seq,
         )
-        cache = compare(previous, record, result, snapshot.summary_method)
-        # Only a changed record is written: repeated GETs of an unchanged context stay reads.
-        if options.record_served and previous != record:
-            async with session_scope(self.sessionmaker) as db:
-                await ContextRepository(db).record_served(snapshot.pk, model, record)
+        key = (self.tenant, snapshot.pk, model)
+        cache = compare(
+            self.records.previous(key, recorded), record, result, snapshot.summary_method
+        )
+        stored = recorded
+        # Written only when its shape changed: a read after appends writes nothing.
+        if options.record_served:
+            if not extends(recorded, record):
+                async with session_scope(self.sessionmaker) as db:
+                    await ContextRepository(db).record_served(snapshot.pk, model, record)
+                stored = record
+            self.records.remember(key, record)
         settled = self._fold_job(snapshot, result, options, options.mode) is None
-        return Served(snapshot, result, model, info.family, fold, folded, cache, record, settled)
+        return Served(
+            snapshot, result, model, info.family, fold, folded, cache, record, stored, settled
+        )
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
         return FoldCoordinator(
             self.sessionmaker, self.settings, counter_for(info), self.summarizer_factory
         )
 
-    async def _load(self, session_id: str, options: ContextOptions) -> Snapshot:
+    async def _load(
+        self, session_id: str, options: ContextOptions, base: Snapshot | None = None
+    ) -> Snapshot:
         if self.driver_snapshot is not None:  # the same reads through the driver itself
+            after = base.version.last_seq if base is not None else 0
             try:
-                async with self.driver_snapshot(options.explain) as reads:
+                async with self.driver_snapshot(options.explain, after) as reads:
                     row, calibrations = await reads.session_for_context(self.tenant, session_id)
                     floor = row.cleared_through_seq if options.explain else row.summary_through_seq
-                    if reads.takes(row.last_seq - max(floor, row.cleared_through_seq)):
-                        return await self._snapshot(reads, row, calibrations, options)
+                    floor = max(floor, row.cleared_through_seq)
+                    if _extends(base, row, options.explain):
+                        floor = max(floor, after)
+                    if reads.takes(row.last_seq - floor):
+                        return await self._snapshot(reads, row, calibrations, options, base)
             except (TooLongForTheLoop, NotInSnapshot):
                 pass
         async with read_scope(self.sessionmaker) as db:
             repo = ContextRepository(db)
             row, calibrations = await repo.session_for_context(self.tenant, session_id)
-            return await self._snapshot(repo, row, calibrations, options)
+            return await self._snapshot(repo, row, calibrations, options, base)
 
     async def _snapshot(
         self,
@@ -244,10 +291,17 @@ class ContextAssembler:
         row: Session,
         calibrations: dict[str, Calibration],
         options: ContextOptions,
+        base: Snapshot | None,
     ) -> Snapshot:
         info = self.registry.get(options.model or row.model)
         context_settings = resolve_settings(self.settings, row.settings, options.overrides)
-        messages = await self._messages(repo, row, context_settings, options.explain)
+        pin = context_settings.pin_first_message
+        if base is not None and _extends(base, row, options.explain, pin):
+            # Only appends since `base`: its messages, then the new ones (one indexed read).
+            new = await repo.messages_after(row.pk, base.version.last_seq)
+            messages = [*base.messages, *new]
+        else:
+            messages = await self._messages(repo, row, context_settings, options.explain)
         calibration = calibrations.get(info.family)
         return Snapshot(
             pk=row.pk,
@@ -270,6 +324,8 @@ class ContextAssembler:
             calibration=calibration,
             last_served=dict(row.last_context or {}),
             version=session_version(row),
+            removed=row.live_removed,
+            explain=options.explain,
         )
 
     @staticmethod

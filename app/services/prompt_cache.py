@@ -4,18 +4,27 @@ per session and model to know it.
 The record lives in `sessions.last_context[model]` next to the estimate calibration reads:
 the prefix chain of the context (app/engine/prompt_cache.py), the summary version it was served at
 with the prune anchor of that version, a fingerprint of the settings, the estimate limit and
-how many messages were pruned. Comparing two records tells what broke the cache, checked in
+how many messages were pruned, and the session's `last_seq` it was assembled at. Comparing
+two records tells what broke the cache, checked in
 this order: `settings` (format, settings keys, system prompt or tools changed), `budget`
 (budget or calibration changed), `clear` / `fold` (a new summary version), `prune` (more
 messages pruned), and `budget` for anything else (a fitted, dropped or truncated context).
 Hashing the sent messages is linear in the context and costs well under a millisecond for a
 hundred messages, so it runs on every request.
+
+A record is written only when its *shape* changes (`extends`): between two folds an
+append-only session serves contexts that only extend the recorded one, and a read that
+changed nothing but appends writes nothing (SPEC §12). The newest record a replica served
+is kept in its memory (`ServedRecords`), so `usage.cache` and `POST …/usage` on that replica
+compare with the context really served last; another replica compares with the recorded one,
+an earlier context of the same shape (its shared prefix, never more).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -53,8 +62,18 @@ def settings_fingerprint(
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
+# The fields that must match for one context to extend another (besides the chain).
+SHAPE = ("version", "anchor", "settings", "limit", "pruned")
+
+
 def served_record(
-    result: AssemblyResult, *, version: int, anchor: int | None, fingerprint: str, ratio: float
+    result: AssemblyResult,
+    *,
+    version: int,
+    anchor: int | None,
+    fingerprint: str,
+    ratio: float,
+    through_seq: int,
 ) -> dict[str, Any]:
     """The `last_context[model]` value for a served context."""
     return {
@@ -65,7 +84,45 @@ def served_record(
         "limit": estimate_limit(result.usage.budget, ratio),
         "pruned": len(result.pruned),
         "chain": list(result.prefix_chain),
+        "through_seq": through_seq,
     }
+
+
+def extends(base: Any, record: Mapping[str, Any]) -> bool:
+    """Whether `record` is `base` plus appended messages: the same shape, `base`'s chain a
+    prefix of `record`'s, and not older. Such a record need not be written (module docstring)."""
+    if not isinstance(base, Mapping) or not isinstance(base.get("chain"), list):
+        return False
+    if any(base.get(key) != record[key] for key in SHAPE):
+        return False
+    old, new = base["chain"], record["chain"]
+    through = base.get("through_seq")
+    return (
+        isinstance(through, int)
+        and through <= record["through_seq"]
+        and len(old) <= len(new)
+        and new[: len(old)] == old
+    )
+
+
+class ServedRecords:
+    """The record of the context last served per (tenant, session pk, model) on this replica,
+    least recently used out past `max_entries`."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self.max_entries = max_entries
+        self._records: OrderedDict[tuple[str, int, str], dict[str, Any]] = OrderedDict()
+
+    def previous(self, key: tuple[str, int, str], recorded: Any) -> Any:
+        """The record to compare with: ours when it extends the recorded one, else that."""
+        mine = self._records.get(key)
+        return mine if mine is not None and extends(recorded, mine) else recorded
+
+    def remember(self, key: tuple[str, int, str], record: dict[str, Any]) -> None:
+        self._records[key] = record
+        self._records.move_to_end(key)
+        while len(self._records) > self.max_entries:
+            self._records.popitem(last=False)
 
 
 def previous_anchor(previous: Any, version: int) -> int | None:

@@ -45,9 +45,9 @@ from app.repositories.context import ServedState, SessionVersion
 from app.repositories.context_rows import DriverSnapshot
 from app.repositories.stamps import StampReader
 from app.schemas.context import CacheUsage, ContextResponse
-from app.services.context import ContextAssembler, ContextOptions, Served
+from app.services.context import ContextAssembler, ContextOptions, Served, Snapshot
 from app.services.context_response import context_response
-from app.services.prompt_cache import compare
+from app.services.prompt_cache import ServedRecords, compare
 
 log = get_logger("foldwise.served_cache")
 
@@ -70,7 +70,9 @@ class Entry:
     model: str
     family: str
     body: bytes
-    size: int = 0  # bytes charged to the cache: the body and the key's query string
+    snapshot: Snapshot | None = None
+    """What the body was assembled from: once stale, the base of the next context."""
+    size: int = 0  # bytes charged to the cache: body, snapshot and the key's query string
 
 
 class _NoReader:
@@ -92,6 +94,7 @@ class ServedContextCache:
         self.hits = 0  # this cache's own count (`/metrics` sums every cache of the process)
         self.reader: StampReader = reader or _NoReader()  # set when the engine exists
         self.driver_snapshot: DriverSnapshot | None = None  # reads on the reader's connections
+        self.records = ServedRecords()  # the records this replica served last, per model
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
 
     def __len__(self) -> int:
@@ -104,9 +107,11 @@ class ServedContextCache:
         return entry
 
     def put(self, key: Hashable, entry: Entry, key_bytes: int = 0) -> None:
-        """Keep `entry`; its size is its body plus `key_bytes` (a long query string counts)."""
+        """Keep `entry`; its size is its body, its snapshot's messages (about four bytes a
+        stored token) and `key_bytes` (a long query string counts)."""
         self.discard(key)
-        entry = replace(entry, size=len(entry.body) + key_bytes)
+        held = 4 * sum(m.tokens for m in entry.snapshot.messages) if entry.snapshot else 0
+        entry = replace(entry, size=len(entry.body) + held + key_bytes)
         if entry.size > self.max_bytes * MAX_ENTRY_SHARE:
             return
         self._entries[key] = entry
@@ -144,7 +149,7 @@ def stamp_of(state: ServedState, model: str) -> Stamp:
 def served_stamp(served: Served) -> Stamp:
     calibration = served.snapshot.calibration
     ratio = None if calibration is None else (calibration.ratio, calibration.samples)
-    return Stamp(served.snapshot.version, ratio, served.record)
+    return Stamp(served.snapshot.version, ratio, served.stored)
 
 
 def render(response: ContextResponse) -> bytes:
@@ -183,7 +188,7 @@ async def lookup(
         log.debug("served-state read failed: %r", exc)
         state = None
     if state is None or stamp_of(state, entry.model) != entry.stamp:
-        cache.discard(key)
+        # Kept: its snapshot is the base of the context assembled next (`serve_context`).
         CONTEXT_CACHE.labels("stale").inc()
         return None
     cache.hits += 1
@@ -199,13 +204,19 @@ async def serve_context(
     options: ContextOptions,
 ) -> bytes:
     """The GET …/context body, assembled; kept in `cache` for the next identical request when
-    settled (a repeat is answered by `lookup` before it gets here)."""
-    served = await assembler.serve(session_id, options)
-    response = context_response(served, options.format, options.explain)
+    settled (a repeat is answered by `lookup` before it gets here). A stale entry of the same
+    request lends its snapshot: after appends only the new messages are read."""
     key = cache_key(assembler.tenant, session_id, query, options) if cache.max_bytes else None
-    if key is not None and served.settled:
-        body = render(replayed(response, served))
-        cache.put(key, Entry(served_stamp(served), served.model, served.family, body), len(query))
+    stale = cache.get(key) if key is not None else None
+    served = await assembler.serve(session_id, options, stale.snapshot if stale else None)
+    response = context_response(served, options.format, options.explain)
+    if key is not None:
+        if served.settled:
+            body = render(replayed(response, served))
+            entry = Entry(served_stamp(served), served.model, served.family, body, served.snapshot)
+            cache.put(key, entry, len(query))
+        else:
+            cache.discard(key)
     return render(response)
 
 

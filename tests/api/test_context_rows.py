@@ -3,6 +3,8 @@ see: the same snapshot, field for field, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -132,3 +134,32 @@ def test_a_row_read_again_is_not_decoded_again() -> None:
         decoded((f"m{index}", index, "user", '"hello"', 5, None, None, None, "{}"))
     assert decoded.size <= 60
     assert decoded(row) is not first  # evicted, decoded again
+
+
+async def test_a_snapshot_built_on_an_earlier_one_equals_a_full_read(
+    make_client: MakeClient, app: FastAPI, recorder: RecordingSummarizer
+) -> None:
+    """After appends only the new messages are read onto the earlier snapshot; after a fold,
+    a clear, a removal or a PATCH of `pin_first_message` the earlier one is not used."""
+    client = await make_client(app)
+    await create_session(client, id="s")
+    await append(client, "s", user("the task"), *turns(6))
+    driver, orm = _assemblers(app, recorder)
+    bases = [await driver._load("s", options) for options in OPTIONS]
+
+    async def check(*changes: tuple[str, str, dict[str, Any]]) -> None:
+        for method, path, kwargs in changes:
+            response = await client.request(method, f"/sessions/s{path}", **kwargs)
+            assert response.status_code < 300, response.text
+        for index, options in enumerate(OPTIONS):
+            full = await orm._load("s", options)
+            for assembler in (driver, orm):
+                assert await assembler._load("s", options, bases[index]) == full
+            bases[index] = full
+
+    await check(("POST", "/messages", {"json": {"messages": turns(3, start=6)}}))
+    await check()  # nothing new
+    await check(("POST", "/summarize", {}), ("POST", "/messages", {"json": {"messages": turns(1)}}))
+    await check(("DELETE", "/messages/last", {}))
+    await check(("PATCH", "", {"json": {"settings": {"pin_first_message": False}}}))
+    await check(("POST", "/clear", {}), ("POST", "/messages", {"json": {"messages": turns(2)}}))

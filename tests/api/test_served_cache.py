@@ -52,9 +52,9 @@ class Worlds:
     c: httpx.AsyncClient  # plain world: cache off
     cache: ServedContextCache  # A's
 
-    async def both(self, method: str, path: str, **kwargs: Any) -> None:
-        """The same request on B (cached world) and on C (plain world)."""
-        for client in (self.b, self.c):
+    async def both(self, method: str, path: str, *, on_a: bool = False, **kwargs: Any) -> None:
+        """The same request on B (or A: `on_a`) of the cached world and on C (plain world)."""
+        for client in (self.a if on_a else self.b, self.c):
             response = await client.request(method, path, **kwargs)
             assert response.status_code < 300, response.text
 
@@ -112,7 +112,9 @@ class TestAcrossReplicas:
             ("POST", "/sessions/s/messages", {"json": {"messages": turns(2, start=3)}}),
             ("POST", "/sessions/s/summarize", {}),
             ("POST", "/sessions/s/messages", {"json": {"messages": turns(1, start=5)}}),
-            ("POST", "/sessions/s/usage", {"json": {"input_tokens": 900}}),
+            # A usage report refers to the context last served: exact on the replica that
+            # served it (another one knows the last context recorded, test_usage.py).
+            ("POST", "/sessions/s/usage", {"json": {"input_tokens": 900}, "on_a": True}),
             ("PATCH", "/sessions/s", {"json": {"settings": {"keep_recent": 2}}}),
             ("PATCH", "/sessions/s", {"json": {"system_prompt": "Be brief."}}),
             ("GET", "/sessions/s/context", {"params": {"format": "openai"}}),
@@ -158,9 +160,12 @@ class TestAcrossReplicas:
         raced: list[bool] = []
 
         async def load_then_race(
-            assembler: ContextAssembler, session_id: str, options: ContextOptions
+            assembler: ContextAssembler,
+            session_id: str,
+            options: ContextOptions,
+            base: Snapshot | None,
         ) -> Snapshot:
-            snapshot = await load(assembler, session_id, options)
+            snapshot = await load(assembler, session_id, options, base)
             if not raced:  # B appends after A read its snapshot, before A stores the body
                 raced.append(True)
                 await append(worlds.b, "s", user("The racing message"))
@@ -277,9 +282,12 @@ async def test_any_sequence_of_changes_on_another_replica_is_never_served_stale(
         if name != "read":
             method, path, kwargs = change(name, argument, appended)
             appended += argument if name == "append" else 0
+            # A usage report goes to A, which served the context it reports on (an exact
+            # estimate only there: test_usage.py).
+            changer = worlds.a if name == "usage" else worlds.b
             statuses = [
                 (await client.request(method, f"/sessions/{sid}{path}", **kwargs)).status_code
-                for client in (worlds.b, worlds.c)
+                for client in (changer, worlds.c)
             ]
             assert statuses[0] == statuses[1], (name, statuses)
         for _ in range(2):  # A's first read after the change, then one from its cache

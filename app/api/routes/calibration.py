@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from app.api.deps import DbSession, RegistryDep, SessionId, Tenant
 from app.schemas.calibration import UsageReport, UsageReportResponse
@@ -14,7 +14,13 @@ router = APIRouter(tags=["calibration"], responses=ERROR_RESPONSES)
 
 @router.post("/sessions/{session_id}/usage")
 async def report_provider_usage(
-    session_id: SessionId, body: UsageReport, db: DbSession, tenant: Tenant, registry: RegistryDep
+    request: Request,
+    session_id: SessionId,
+    body: UsageReport,
+    db: DbSession,
+    tenant: Tenant,
+    registry: RegistryDep,
 ) -> UsageReportResponse:
     """Calibrate: what the provider counted for the last context served for `model`."""
-    return await report_usage(db, tenant, registry, session_id, body)
+    records = request.app.state.served_cache.records
+    return await report_usage(db, tenant, registry, session_id, body, records)
