@@ -38,6 +38,7 @@ from app.core.settings import Settings, get_settings
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
+from app.services.background_folds import BackgroundFolds
 from app.services.folds import SummarizerFactory
 from app.services.served_cache import ServedContextCache
 from app.summarizers.factory import open_summarizer
@@ -170,6 +171,7 @@ def create_app(
         try:
             yield
         finally:
+            await background_folds.close()
             await served_cache.reader.close()
             await engine.dispose()
 
@@ -185,6 +187,8 @@ def create_app(
     app.state.summarizer_factory = summarizer_factory
     served_cache = ServedContextCache(settings.context_cache_bytes)
     app.state.served_cache = served_cache
+    background_folds = BackgroundFolds(settings.fold_hard_wait_s)
+    app.state.background_folds = background_folds
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

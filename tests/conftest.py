@@ -134,6 +134,10 @@ def make_settings(db_url: str, **overrides: Any) -> Settings:
         "anthropic_api_key": None,
         "anthropic_base_url": None,
         "models_file": None,
+        # Folds as the budget needs them, waited for by the request that needs them: the
+        # semantics most tests check; tests of folds ahead of need set their own.
+        "fold_ahead": 1.0,
+        "fold_hard_wait_s": 60.0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

@@ -110,8 +110,10 @@ async def get_assembler(
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
     # Reads through the driver on the served-context cache's connections (context_rows.py).
     snapshot = cast("DriverSnapshot | None", state.served_cache.driver_snapshot)
-    records = state.served_cache.records
-    return ContextAssembler(sessionmaker, tenant, settings, registry, factory, snapshot, records)
+    records, background = state.served_cache.records, state.background_folds
+    return ContextAssembler(
+        sessionmaker, tenant, settings, registry, factory, snapshot, records, background
+    )
 
 
 Assembler = Annotated[ContextAssembler, Depends(get_assembler)]

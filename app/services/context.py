@@ -48,6 +48,7 @@ from app.repositories.context_rows import (
     TooLongForTheLoop,
 )
 from app.schemas.common import SummaryState
+from app.services.background_folds import BackgroundFolds
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
@@ -68,6 +69,10 @@ MAX_FOLD_ROUNDS = 3
 FOLD_BUSY = (
     "another request is folding this session: served the fitted context (oldest units left "
     "out) instead of waiting longer"
+)
+FOLD_PENDING = (
+    "a fold of this session is running: served the fitted context (oldest units left out) "
+    "until its summary lands"
 )
 # The smallest summary worth asking a summarizer for; tinier budgets get the fitted fallback.
 MIN_SUMMARY_TOKENS = 16
@@ -181,10 +186,14 @@ class ContextAssembler:
         summarizer_factory: SummarizerFactory,
         driver_snapshot: DriverSnapshot | None = None,
         records: ServedRecords | None = None,
+        background: BackgroundFolds | None = None,
     ) -> None:
         """`driver_snapshot` (app/repositories/context_rows.py), when given, reads a context
         through the database driver; otherwise, and for long reads, SQLAlchemy does.
-        `records` holds the records this replica served (app/services/prompt_cache.py)."""
+        `records` holds the records this replica served (app/services/prompt_cache.py).
+        With `background` (app/services/background_folds.py), folds that `summarize=auto`
+        asks for run beside the requests; without it, in them."""
+        self.background = background
         self.driver_snapshot = driver_snapshot
         self.records = records if records is not None else ServedRecords()
         self.sessionmaker = sessionmaker
@@ -210,23 +219,23 @@ class ContextAssembler:
             if anchor is None and snapshot.summary_text and snapshot.messages:
                 # The first context after a fold: its newest seq anchors the pruning (prune.py).
                 anchor = max(m.seq for m in snapshot.messages)
-            # CPU work (counting, pruning, truncating) runs in a thread: a heavy context must
-            # not stall /healthz and every other request. A small one runs on the loop, where
-            # it costs less than the hop to a thread and back.
-            if _small(snapshot):
-                result = self._assemble(snapshot, info, options, mode, anchor)
-            else:
-                result = await asyncio.to_thread(
-                    self._assemble, snapshot, info, options, mode, anchor
-                )
+            result = await self._assembled(snapshot, info, options, mode, anchor)
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
+            if job is None and fold is None and mode == "auto":
+                await self._fold_ahead(snapshot, info, options, result, anchor)
             if job is None or round_number == MAX_FOLD_ROUNDS:
                 break
-            outcome = await self._coordinator(info).run(job)
-            if outcome.status == "busy":  # another worker's fold outlasted fold_wait_s
-                result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_BUSY))
-                break  # nothing better to wait for: serve this (already fitted) result
+            coordinator = self._coordinator(info)
+            if mode == "force" or self.background is None:
+                outcome: FoldOutcome | None = await coordinator.run(job)
+            else:  # over the budget: wait a bounded time for the fold, in the background
+                outcome = await self.background.join(job, coordinator)
+            if outcome is None or outcome.status == "busy":
+                # Served fitted (already within the budget) until the summary lands.
+                warning = FOLD_BUSY if outcome else FOLD_PENDING
+                result = dataclasses.replace(result, warnings=(*result.warnings, warning))
+                break
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
@@ -258,6 +267,44 @@ class ContextAssembler:
         return Served(
             snapshot, result, model, info.family, fold, folded, cache, record, stored, settled
         )
+
+    async def _assembled(
+        self,
+        snapshot: Snapshot,
+        info: ModelInfo,
+        options: ContextOptions,
+        mode: Mode,
+        anchor: int | None,
+    ) -> AssemblyResult:
+        """CPU work (counting, pruning, truncating) runs in a thread: a heavy context must not
+        stall /healthz and every other request. A small one runs on the loop, where it costs
+        less than the hop to a thread and back."""
+        if _small(snapshot):
+            return self._assemble(snapshot, info, options, mode, anchor)
+        return await asyncio.to_thread(self._assemble, snapshot, info, options, mode, anchor)
+
+    async def _fold_ahead(
+        self,
+        snapshot: Snapshot,
+        info: ModelInfo,
+        options: ContextOptions,
+        result: AssemblyResult,
+        anchor: int | None,
+    ) -> None:
+        """Past `fold_ahead` × the budget (1 turns it off), start the fold the budget will
+        need soon, planned as a forced fold (down to `fold_target`); `result` is served
+        without waiting for it."""
+        ahead = self.settings.fold_ahead
+        if ahead >= 1 or self.background is None or self.background.running(snapshot.pk):
+            return
+        ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
+        if result.usage.estimated_tokens < ahead * estimate_limit(result.usage.budget, ratio):
+            return
+        planned = await self._assembled(snapshot, info, options, "force", anchor)
+        job = self._fold_job(snapshot, planned, options, "force")
+        if job is not None:
+            job = dataclasses.replace(job, trigger=options.trigger or "ahead")
+            self.background.start(job, self._coordinator(info))
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
         return FoldCoordinator(

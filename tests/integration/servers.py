@@ -64,6 +64,10 @@ class Server:
             "FOLDWISE_DATABASE_URL": database_url,
             "FOLDWISE_API_KEYS": "",
             "FOLDWISE_LOG_LEVEL": "warning",
+            # As in make_settings: folds waited for by the request that needs them, unless a
+            # test of folds ahead of need says otherwise.
+            "FOLDWISE_FOLD_AHEAD": "1",
+            "FOLDWISE_FOLD_HARD_WAIT_S": "60",
             **env,
         }
         self.workdir = workdir

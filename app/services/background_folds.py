@@ -1,0 +1,88 @@
+"""Folds that run beside the requests, so no turn waits for a summarizer (SPEC §12).
+
+A context read that passes the soft trigger (`fold_ahead` × the budget) starts a fold here
+and is served at once; the summary takes over in the first context read after it lands (a
+fold breaks the prompt cache anyway). A read over the budget itself joins the running fold
+and waits for it at most until `fold_hard_wait_s` after the fold started, then serves the
+fitted context (oldest units left out) with a warning. One fold per session runs in a
+process; across processes the `FoldCoordinator` lease keeps it exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+
+from app.core.logging import get_logger
+from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
+
+log = get_logger("foldwise.fold")
+
+
+@dataclass(frozen=True, slots=True)
+class _Running:
+    task: asyncio.Task[FoldOutcome]
+    started: float  # time.monotonic()
+
+
+class BackgroundFolds:
+    """The folds running in this process, by session pk; one per app (per replica)."""
+
+    def __init__(self, hard_wait_s: float) -> None:
+        self.hard_wait_s = hard_wait_s
+        self._running: dict[int, _Running] = {}
+
+    def running(self, session_pk: int) -> bool:
+        found = self._running.get(session_pk)
+        return found is not None and not found.task.done()
+
+    def start(self, job: FoldJob, coordinator: FoldCoordinator) -> tuple[_Running, bool]:
+        """The session's running fold, or `job` started now (True)."""
+        found = self._running.get(job.session_pk)
+        if found is not None and not found.task.done():
+            return found, False
+        task = asyncio.create_task(self._fold(job, coordinator))
+        found = self._running[job.session_pk] = _Running(task, time.monotonic())
+        task.add_done_callback(lambda _: self._forget(job.session_pk, task))
+        return found, True
+
+    async def join(self, job: FoldJob, coordinator: FoldCoordinator) -> FoldOutcome | None:
+        """Start `job` (or join the session's running fold) and wait for it until
+        `hard_wait_s` after it started: its outcome (`waited` for a fold another request
+        started), or None while it still runs."""
+        running, mine = self.start(job, coordinator)
+        left = running.started + self.hard_wait_s - time.monotonic()
+        if not running.task.done() and left > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(running.task), left)
+        if not running.task.done():
+            return None
+        outcome = running.task.result()
+        return outcome if mine or outcome.status != "folded" else FoldOutcome("waited")
+
+    async def close(self) -> None:
+        """Cancel the running folds (each gives its lease back: app/services/folds.py)."""
+        tasks = [running.task for running in self._running.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    @staticmethod
+    async def _fold(job: FoldJob, coordinator: FoldCoordinator) -> FoldOutcome:
+        try:
+            return await coordinator.run(job)
+        except Exception as exc:  # the next read past the trigger plans and tries again
+            log.warning(
+                "background fold of session %s failed: %s", job.session_pk, type(exc).__name__
+            )
+            return FoldOutcome("lost")
+
+    def _forget(self, session_pk: int, task: asyncio.Task[FoldOutcome]) -> None:
+        found = self._running.get(session_pk)
+        if found is not None and found.task is task:
+            del self._running[session_pk]
+
+
+__all__ = ["BackgroundFolds"]
