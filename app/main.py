@@ -187,7 +187,7 @@ def create_app(
     app.state.summarizer_factory = summarizer_factory
     served_cache = ServedContextCache(settings.context_cache_bytes)
     app.state.served_cache = served_cache
-    background_folds = BackgroundFolds(settings.fold_hard_wait_s)
+    background_folds = BackgroundFolds()
     app.state.background_folds = background_folds
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)

@@ -29,6 +29,12 @@ CONTEXT_CACHE = Counter(
     "GET context lookups in the served-context cache: hit, stale (found, changed since), miss",
     ["result"],
 )
+CONTEXT_LOADS = Counter(
+    "foldwise_context_loads_total",
+    "Snapshots read for a context: appended (only the messages new since a context served "
+    "before), full",
+    ["kind"],
+)
 CONTEXT_CACHE_EVICTIONS = Counter(
     "foldwise_context_cache_evictions_total", "Served contexts evicted to stay within the bytes"
 )
@@ -41,6 +47,7 @@ __all__ = [
     "CONTEXT_CACHE",
     "CONTEXT_CACHE_BYTES",
     "CONTEXT_CACHE_EVICTIONS",
+    "CONTEXT_LOADS",
     "FOLDS_TOTAL",
     "MESSAGES_APPENDED",
     "REQUESTS_TOTAL",

@@ -201,7 +201,9 @@ def _apply_tiers(
     mode = state.request.mode
     plan = None
     # Auto folds only when over budget verbatim and pruning alone does not settle it.
-    if mode == "force" or (mode == "auto" and over and not (settled and state.total() <= limit)):
+    if mode in ("force", "ahead") or (
+        mode == "auto" and over and not (settled and state.total() <= limit)
+    ):
         plan = _fold_plan(state, units, limit, originals)
     fit_to_limit(state, limit)
     return plan
@@ -230,7 +232,7 @@ def _fold_plan(
         units,
         count,
         originals,
-        trigger="force" if mode == "force" else "threshold",
+        trigger=mode if mode in ("force", "ahead") else "threshold",
         other_tokens=other,
         target_tokens=target,
     )

@@ -20,7 +20,7 @@ from typing import Literal
 from app.engine.types import Message
 from app.engine.units import Unit, newest_user_unit
 
-FoldTrigger = Literal["threshold", "force"]
+FoldTrigger = Literal["threshold", "force", "ahead"]
 
 # A summarizer call costs a round trip (seconds with an LLM): fold at least two units or a
 # tenth of the budget, so the next turns do not pay for another fold straight away.

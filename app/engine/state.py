@@ -17,7 +17,9 @@ from app.engine.types import Message
 from app.engine.units import Unit
 from app.tokens.base import TokenCounter
 
-Mode = Literal["auto", "never", "force"]
+# ahead: as auto, and plan the fold the budget will soon need even while the context fits
+# (folds ahead of need, app/services/background_folds.py).
+Mode = Literal["auto", "never", "force", "ahead"]
 Status = Literal["included", "pruned", "truncated", "summarized", "dropped"]
 
 

@@ -16,7 +16,9 @@ import time
 from dataclasses import dataclass
 
 from app.core.logging import get_logger
+from app.core.settings import Settings
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
+from app.summarizers.factory import has_llm, resolve_strategy
 
 log = get_logger("foldwise.fold")
 
@@ -27,11 +29,24 @@ class _Running:
     started: float  # time.monotonic()
 
 
+# How long a read over the budget waits for a rule fold by default: a turn's span folds in
+# milliseconds, while a transcript posted whole (seconds of folding) is served fitted at once.
+RULE_FOLD_WAIT_S = 0.25
+
+
+def hard_wait_s(settings: Settings, strategy: str | None) -> float:
+    """`fold_hard_wait_s`, or by default RULE_FOLD_WAIT_S for a rule fold and 0 for a fold
+    that calls an LLM: no request waits for an LLM call unless configured to."""
+    if settings.fold_hard_wait_s is not None:
+        return settings.fold_hard_wait_s
+    calls_llm = resolve_strategy(strategy, settings) != "rule" and has_llm(settings)
+    return 0.0 if calls_llm else RULE_FOLD_WAIT_S
+
+
 class BackgroundFolds:
     """The folds running in this process, by session pk; one per app (per replica)."""
 
-    def __init__(self, hard_wait_s: float) -> None:
-        self.hard_wait_s = hard_wait_s
+    def __init__(self) -> None:
         self._running: dict[int, _Running] = {}
 
     def running(self, session_pk: int) -> bool:
@@ -48,12 +63,14 @@ class BackgroundFolds:
         task.add_done_callback(lambda _: self._forget(job.session_pk, task))
         return found, True
 
-    async def join(self, job: FoldJob, coordinator: FoldCoordinator) -> FoldOutcome | None:
-        """Start `job` (or join the session's running fold) and wait for it until
-        `hard_wait_s` after it started: its outcome (`waited` for a fold another request
-        started), or None while it still runs."""
+    async def join(
+        self, job: FoldJob, coordinator: FoldCoordinator, wait_s: float
+    ) -> FoldOutcome | None:
+        """Start `job` (or join the session's running fold) and wait for it until `wait_s`
+        after it started: its outcome (`waited` for a fold another request started), or None
+        while it still runs."""
         running, mine = self.start(job, coordinator)
-        left = running.started + self.hard_wait_s - time.monotonic()
+        left = running.started + wait_s - time.monotonic()
         if not running.task.done() and left > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(running.task), left)

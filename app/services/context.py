@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.context_settings import ContextSettings, resolve_settings
 from app.core.db import read_scope, session_scope
+from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import estimate_limit, summary_share
@@ -48,7 +49,7 @@ from app.repositories.context_rows import (
     TooLongForTheLoop,
 )
 from app.schemas.common import SummaryState
-from app.services.background_folds import BackgroundFolds
+from app.services.background_folds import BackgroundFolds, hard_wait_s
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
@@ -230,7 +231,8 @@ class ContextAssembler:
             if mode == "force" or self.background is None:
                 outcome: FoldOutcome | None = await coordinator.run(job)
             else:  # over the budget: wait a bounded time for the fold, in the background
-                outcome = await self.background.join(job, coordinator)
+                wait_s = hard_wait_s(self.settings, job.strategy)
+                outcome = await self.background.join(job, coordinator, wait_s)
             if outcome is None or outcome.status == "busy":
                 # Served fitted (already within the budget) until the summary lands.
                 warning = FOLD_BUSY if outcome else FOLD_PENDING
@@ -292,18 +294,17 @@ class ContextAssembler:
         anchor: int | None,
     ) -> None:
         """Past `fold_ahead` × the budget (1 turns it off), start the fold the budget will
-        need soon, planned as a forced fold (down to `fold_target`); `result` is served
-        without waiting for it."""
+        need soon, planned like one over the budget (down to `fold_target`); `result` is
+        served without waiting for it."""
         ahead = self.settings.fold_ahead
         if ahead >= 1 or self.background is None or self.background.running(snapshot.pk):
             return
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
         if result.usage.estimated_tokens < ahead * estimate_limit(result.usage.budget, ratio):
             return
-        planned = await self._assembled(snapshot, info, options, "force", anchor)
-        job = self._fold_job(snapshot, planned, options, "force")
+        planned = await self._assembled(snapshot, info, options, "ahead", anchor)
+        job = self._fold_job(snapshot, planned, options, "ahead")
         if job is not None:
-            job = dataclasses.replace(job, trigger=options.trigger or "ahead")
             self.background.start(job, self._coordinator(info))
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
@@ -347,8 +348,10 @@ class ContextAssembler:
             # Only appends since `base`: its messages, then the new ones (one indexed read).
             new = await repo.messages_after(row.pk, base.version.last_seq)
             messages = [*base.messages, *new]
+            CONTEXT_LOADS.labels("appended").inc()
         else:
             messages = await self._messages(repo, row, context_settings, options.explain)
+            CONTEXT_LOADS.labels("full").inc()
         calibration = calibrations.get(info.family)
         return Snapshot(
             pk=row.pk,

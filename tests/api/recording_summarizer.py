@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ class RecordingSummarizer:
     methods: list[Method] = field(default_factory=list)
     padding: int = 0
     calls: list[Call] = field(default_factory=list)
+    gate: asyncio.Event | None = None
+    """When given, each summary is returned only once the gate is set (a slow summarizer)."""
 
     @asynccontextmanager
     async def factory(
@@ -52,6 +55,8 @@ class _Bound:
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
         self.owner.calls.append(Call(self.strategy, request))
         number = len(self.owner.calls)
+        if self.owner.gate is not None:
+            await self.owner.gate.wait()
         seqs = [m.seq for m in request.messages]
         span = f"seqs {min(seqs)}..{max(seqs)}" if seqs else "no new messages"
         text = f"summary #{number} of {span}" + " filler" * self.owner.padding

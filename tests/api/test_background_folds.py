@@ -1,0 +1,160 @@
+"""Folds ahead of need (SPEC §12, app/services/background_folds.py): past `fold_ahead` × the
+budget a fold starts beside the requests; no read waits for the summarizer unless it is over
+the budget, and then at most `fold_hard_wait_s` after the fold started."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from app.main import create_app
+from tests.api.recording_summarizer import RecordingSummarizer
+from tests.api.test_context import turns
+from tests.conftest import MakeClient, make_settings
+from tests.factories import append, create_session
+
+BUDGET = 2000
+PENDING = "a fold of this session is running"
+
+
+async def read(client: httpx.AsyncClient, **params: Any) -> dict[str, Any]:
+    """GET the context; it must answer within 5 s whatever the summarizer does."""
+    response = await asyncio.wait_for(
+        client.get("/sessions/s/context", params={"max_tokens": BUDGET, **params}), 5
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    assert body["usage"]["total_tokens"] <= body["usage"]["budget"]
+    return body
+
+
+async def preview_tokens(client: httpx.AsyncClient) -> int:
+    body = await read(client, preview="true")
+    return int(body["usage"]["estimated_tokens"])
+
+
+async def fill_to(client: httpx.AsyncClient, share: float) -> None:
+    """Append small turns until the verbatim context passes `share` of the budget."""
+    number = 0
+    while await preview_tokens(client) < share * BUDGET:
+        await append(client, "s", *turns(1, start=number, words=12))
+        number += 1
+    assert await preview_tokens(client) < BUDGET  # still within the budget
+
+
+async def fold_started(summarizer: RecordingSummarizer, count: int = 1) -> bool:
+    """Whether `count` summaries were asked for within a second (a fold started beside the
+    requests claims its lease first)."""
+    for _ in range(50):
+        if len(summarizer.calls) >= count:
+            return len(summarizer.calls) == count
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def summary_version(client: httpx.AsyncClient) -> int:
+    """The session's summary version once no fold is left running (bounded wait)."""
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        summary = (await client.get("/sessions/s")).json()["summary"]
+        if summary is not None:
+            return int(summary["version"])
+    return 0
+
+
+@pytest.fixture
+def slow() -> RecordingSummarizer:
+    return RecordingSummarizer(gate=asyncio.Event())
+
+
+async def session_client(
+    make_client: MakeClient, db_url: str, slow: RecordingSummarizer, **settings: Any
+) -> httpx.AsyncClient:
+    values = {"fold_ahead": 0.9, "fold_hard_wait_s": 0.0, **settings}
+    app = create_app(make_settings(db_url, **values), summarizer_factory=slow.factory)
+    client = await make_client(app)
+    await create_session(client, id="s")
+    return client
+
+
+class TestFoldsAheadOfNeed:
+    async def test_a_read_past_the_soft_trigger_starts_a_fold_and_is_served_at_once(
+        self, make_client: MakeClient, db_url: str, slow: RecordingSummarizer
+    ) -> None:
+        client = await session_client(make_client, db_url, slow)
+        await fill_to(client, 0.9)
+        body = await read(client)  # the summarizer is blocked: answered without it
+        assert body["summary"] is None and not body["summarized"] and not body["warnings"]
+        assert await fold_started(slow)
+        await append(client, "s", *turns(1, start=99, words=5))
+        await read(client)  # the fold is running: not started twice
+        assert await fold_started(slow)
+        assert slow.gate is not None
+        slow.gate.set()
+        assert await summary_version(client) == 1
+        folded = await read(client)  # the summary takes over at once
+        assert folded["summary"]["version"] == 1
+        assert folded["usage"]["cache"]["reason"] == "fold"
+        assert folded["usage"]["total_tokens"] <= 0.75 * BUDGET  # folded down to the target
+        history = (await client.get("/sessions/s/summaries")).json()["summaries"]
+        assert [h["stats"]["trigger"] for h in history] == ["ahead"]
+
+    async def test_a_read_over_the_budget_is_fitted_with_a_warning_while_the_fold_runs(
+        self, make_client: MakeClient, db_url: str, slow: RecordingSummarizer
+    ) -> None:
+        client = await session_client(make_client, db_url, slow)
+        await fill_to(client, 0.9)
+        await read(client)
+        assert await fold_started(slow)
+        await append(client, "s", *turns(6, start=50, words=30))  # now over the budget
+        started = time.monotonic()
+        body = await read(client)
+        assert time.monotonic() - started < 1.0  # did not wait for the summarizer
+        assert any(PENDING in warning for warning in body["warnings"])
+        assert body["summary"] is None and body["messages_included"] < body["messages_total"]
+        assert await fold_started(slow)  # the running fold was joined, not started again
+        assert slow.gate is not None
+        slow.gate.set()
+        assert await summary_version(client) == 1
+        assert (await read(client))["summary"]["version"] == 1
+
+    async def test_a_read_over_the_budget_waits_at_most_fold_hard_wait_s(
+        self, make_client: MakeClient, db_url: str, slow: RecordingSummarizer
+    ) -> None:
+        client = await session_client(make_client, db_url, slow, fold_hard_wait_s=0.4)
+        await append(client, "s", *turns(20, words=60))  # over the budget at once
+        started = time.monotonic()
+        body = await read(client)
+        waited = time.monotonic() - started
+        assert 0.3 <= waited < 3.0
+        assert any(PENDING in warning for warning in body["warnings"])
+        # A later read does not wait again: the wait counts from the fold's start.
+        started = time.monotonic()
+        await read(client)
+        assert time.monotonic() - started < 0.3
+        assert slow.gate is not None
+        slow.gate.set()
+        assert await summary_version(client) == 1
+
+    async def test_a_fold_that_lands_within_the_wait_is_served_by_the_waiting_read(
+        self, make_client: MakeClient, db_url: str
+    ) -> None:
+        quick = RecordingSummarizer()
+        client = await session_client(make_client, db_url, quick, fold_hard_wait_s=5.0)
+        await append(client, "s", *turns(20, words=60))  # over the budget at once
+        body = await read(client)
+        assert body["summarized"] and body["summary"]["version"] == 1
+        assert not body["warnings"]
+
+    async def test_summarize_force_still_folds_in_the_request(
+        self, make_client: MakeClient, db_url: str
+    ) -> None:
+        quick = RecordingSummarizer()
+        client = await session_client(make_client, db_url, quick)
+        await append(client, "s", *turns(8, words=12))
+        body = await read(client, summarize="force")
+        assert body["summarized"] and body["summary"]["version"] == 1
