@@ -8,7 +8,10 @@ need generated values).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -153,10 +156,54 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 
 
+class WriteGate:
+    """One SQLite write transaction at a time per process, waiting in line on the event loop.
+
+    A write transaction takes SQLite's database lock at its first statement (BEGIN
+    IMMEDIATE). Several of one process's connections asking at once wait in SQLite's busy
+    handler, which sleeps in growing steps (up to 100 ms each) and lets a newcomer overtake:
+    under load, 8 concurrent appends waited seconds. Queued here instead, each waits only for
+    the ones before it. Re-entrant within a task (a unit of work opened inside another one
+    must not wait for itself); other processes are still arbitrated by SQLite's busy timeout.
+    """
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[Any] | None = None
+
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        task = asyncio.current_task()
+        if task is not None and task is self._owner:
+            yield
+            return
+        async with self._lock:
+            self._owner = task
+            try:
+                yield
+            finally:
+                self._owner = None
+
+
+_GATES: weakref.WeakKeyDictionary[Any, WriteGate] = weakref.WeakKeyDictionary()
+
+
+def _write_gate(factory: async_sessionmaker[AsyncSession]) -> WriteGate | None:
+    """The gate of the SQLite engine `factory` binds to (None for PostgreSQL: row locks)."""
+    engine = factory.kw.get("bind")
+    if engine is None or engine.dialect.name != "sqlite":
+        return None
+    gate = _GATES.get(engine.sync_engine)
+    if gate is None:
+        gate = _GATES[engine.sync_engine] = WriteGate()
+    return gate
+
+
 @asynccontextmanager
 async def session_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
     """One unit of work: commit on success, roll back on any error."""
-    async with factory() as session:
+    gate = _write_gate(factory)
+    async with gate.held() if gate else contextlib.nullcontext(), factory() as session:
         try:
             yield session
         except BaseException:

@@ -17,9 +17,11 @@ from app.engine.types import Message
 from app.engine.units import Unit
 from app.tokens.base import TokenCounter
 
+# What a request may ask for (`summarize=`).
+Mode = Literal["auto", "never", "force"]
 # ahead: as auto, and plan the fold the budget will soon need even while the context fits
 # (folds ahead of need, app/services/background_folds.py).
-Mode = Literal["auto", "never", "force", "ahead"]
+PlanMode = Literal["auto", "never", "force", "ahead"]
 Status = Literal["included", "pruned", "truncated", "summarized", "dropped"]
 
 
@@ -36,7 +38,7 @@ class AssemblyInput:
     summary_through_seq: int = 0
     max_tokens: int | None = None
     format: Format = "anthropic"
-    mode: Mode = "auto"
+    mode: PlanMode = "auto"
     calibration_ratio: float = 1.0
     prune_anchor_seq: int | None = None
     """The newest seq when the first context after the last fold was served: the older

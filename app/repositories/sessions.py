@@ -164,6 +164,24 @@ class SessionRepository:
         )
         await self.db.execute(stmt)
 
+    async def reserve_seqs(self, row: Session, count: int, tokens: int) -> int:
+        """`lock_for_append` and `advance_seq` in one statement, for `count` new messages of
+        `tokens` in all: the session's new last seq (the new messages end there)."""
+        stmt = (
+            update(Session)
+            .where(Session.pk == row.pk)
+            .values(
+                last_seq=Session.last_seq + count,
+                live_tokens=Session.live_tokens + tokens,
+                updated_at=utcnow(),
+            )
+            .returning(Session.last_seq)
+        )
+        last_seq = (await self.db.execute(stmt)).scalar_one_or_none()
+        if last_seq is None:  # deleted between the read and the lock
+            raise SessionNotFound(row.external_id)
+        return int(last_seq)
+
     async def advance_seq(self, row: Session, count: int, tokens: int) -> None:
         stmt = (
             update(Session)

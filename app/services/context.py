@@ -32,6 +32,7 @@ from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import estimate_limit, summary_share
 from app.engine.calibration import Calibration
 from app.engine.render import Format
+from app.engine.state import PlanMode
 from app.engine.types import Message
 from app.engine.units import is_empty
 from app.models import Session
@@ -275,7 +276,7 @@ class ContextAssembler:
         snapshot: Snapshot,
         info: ModelInfo,
         options: ContextOptions,
-        mode: Mode,
+        mode: PlanMode,
         anchor: int | None,
     ) -> AssemblyResult:
         """CPU work (counting, pruning, truncating) runs in a thread: a heavy context must not
@@ -404,7 +405,7 @@ class ContextAssembler:
         snapshot: Snapshot,
         info: ModelInfo,
         options: ContextOptions,
-        mode: Mode,
+        mode: PlanMode,
         anchor: int | None,
     ) -> AssemblyResult:
         request = AssemblyInput(
@@ -425,7 +426,7 @@ class ContextAssembler:
 
     @staticmethod
     def _fold_job(
-        snapshot: Snapshot, result: AssemblyResult, options: ContextOptions, mode: Mode
+        snapshot: Snapshot, result: AssemblyResult, options: ContextOptions, mode: PlanMode
     ) -> FoldJob | None:
         """The fold this assembly's plan asks for, or None. A summary over its share is only
         shortened for the response (by the engine): one request's budget never rewrites it."""

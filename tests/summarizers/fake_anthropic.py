@@ -103,6 +103,9 @@ class FakeAnthropic:
             await asyncio.Event().wait()
         if behaviour == "slow":
             await asyncio.sleep(SLOW_SECONDS)
+        if behaviour.startswith("delay:"):  # a healthy reply after that many seconds
+            await asyncio.sleep(float(behaviour.removeprefix("delay:")))
+            behaviour = "ok"
         if behaviour == "malformed":
             return 200, {}, b'{"id": "msg_1", "content": [ {"type": "te'
         if behaviour.isdigit():
