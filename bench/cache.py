@@ -66,7 +66,7 @@ async def _drive_foldwise(
 ) -> None:
     settings = Settings(_env_file=None, database_url=url, api_keys="", anthropic_api_key=None)
     app = create_app(settings)
-    first_cut = None
+    first_cut, version = None, 0
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
@@ -82,7 +82,10 @@ async def _drive_foldwise(
                 params = {"max_tokens": budget, "format": "anthropic"}
                 response = await client.get("/sessions/cache-bench/context", params=params)
                 body = response.raise_for_status().json()
-                meter.folds += body["summarized"]
+                # A fold lands in this request or beside the requests (folds ahead of need).
+                summary_version = body["summary"]["version"] if body["summary"] else 0
+                meter.folds += summary_version - version
+                version = summary_version
                 cut = body["summary"] is not None or body["messages_included"] < index + 1
                 first_cut = first_cut if first_cut is not None or not cut else index
                 reason = body["usage"].get("cache", {}).get("reason") or "none"

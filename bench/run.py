@@ -1,7 +1,8 @@
 """`make bench`: every case, then docs/benchmarks.md from bench/report.md.tmpl.
 
 In-process cases first (counting, assembly vs LangChain, the prompt cache), then per database
-(SQLite, then PostgreSQL in a database made for the run): seed, serve, load with wrk. A case
+(SQLite, then PostgreSQL in a database made for the run): seed, serve, load with wrk; then
+the turn (bench/turn.py: append one message, read the context, on both databases). A case
 that fails is reported in the document instead of stopping the run.
 """
 
@@ -16,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench import cache, doc, http_cases, inprocess, wrk
+from bench import cache, doc, http_cases, inprocess, turn, wrk
 from bench.servers import database, postgres_missing
 
 SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -183,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                 return http_cases.run_backend(url, sizes, args.workers, first)
 
         run.attempt(backend, serve)
+    run.attempt("turns", lambda: turn.measure(args.skip_postgres or "PostgreSQL" not in backends))
+    turn_section = turn.section(run.results["turns"], run.targets) if "turns" in run.results else ""
     tables = {**_latency(run, backends), "throughput_table": _throughput(run, backends)}
     tables |= {"counting_table": _counting(run), **_assembly(run)}
     verdicts = {
@@ -210,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if "prompt cache" in run.results:
         text += "\n\n" + cache.section(run.results["prompt cache"])
+    text += "\n\n" + turn_section
     doc.write(text)
     print(f"bench: wrote {doc.DOC} in {(time.perf_counter() - started) / 60:.1f} min")
     return 0

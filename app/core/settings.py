@@ -47,11 +47,12 @@ class Settings(BaseSettings, ContextSettings):
     # lapses within one wait.
     fold_wait_s: float = Field(10.0, gt=0)
     # Folds ahead of need (app/services/background_folds.py): a context past fold_ahead ×
-    # the budget starts a fold beside the requests (1: only once over the budget); a request
-    # over the budget waits for it at most fold_hard_wait_s after it started (default: 0.25 s
-    # for a rule fold, 0 for an LLM fold), then serves the fitted context with a warning.
-    # `summarize=force` and POST …/summarize still fold in the request.
-    fold_ahead: float = Field(0.9, gt=0, le=1)
+    # the budget starts a fold beside the requests (default: 0.9 for an LLM fold, 1 — at the
+    # budget — for a rule fold); a request over the budget waits for it at most
+    # fold_hard_wait_s after it started (default: 0.25 s for a rule fold, 0 for an LLM fold),
+    # then serves the fitted context with a warning. `summarize=force` and POST …/summarize
+    # still fold in the request.
+    fold_ahead: float | None = Field(None, gt=0, le=1)
     fold_hard_wait_s: float | None = Field(None, ge=0)
     # A request still running after this is answered 503 `request_timeout` (docs/reference.md
     # §Operations): longer than a fold can take (summary deadline + fold wait), so only a

@@ -1,11 +1,13 @@
 """Folds that run beside the requests, so no turn waits for a summarizer (SPEC §12).
 
-A context read that passes the soft trigger (`fold_ahead` × the budget) starts a fold here
-and is served at once; the summary takes over in the first context read after it lands (a
-fold breaks the prompt cache anyway). A read over the budget itself joins the running fold
-and waits for it at most until `fold_hard_wait_s` after the fold started, then serves the
-fitted context (oldest units left out) with a warning. One fold per session runs in a
-process; across processes the `FoldCoordinator` lease keeps it exactly once.
+A context read that passes the soft trigger (`fold_ahead` × the budget; by default 0.9 for
+an LLM fold, at the budget for a rule fold) starts a fold here and is served at once; the
+summary takes over in the first context read after it lands (a fold breaks the prompt cache
+anyway). A read over the budget itself joins the running fold and waits for it at most until
+`fold_hard_wait_s` after the fold started (by default RULE_FOLD_WAIT_S for the rule
+summarizer, never for an LLM), then serves the fitted context (oldest units left out) with a
+warning. One fold per session runs in a process; across processes the `FoldCoordinator`
+lease keeps it exactly once.
 """
 
 from __future__ import annotations
@@ -32,6 +34,22 @@ class _Running:
 # How long a read over the budget waits for a rule fold by default: a turn's span folds in
 # milliseconds, while a transcript posted whole (seconds of folding) is served fitted at once.
 RULE_FOLD_WAIT_S = 0.25
+# Where an LLM fold starts by default: early enough that a few more turns' growth fits while
+# the LLM writes. A rule fold starts at the budget (1.0): it lands within RULE_FOLD_WAIT_S,
+# and starting earlier would only fold more often (each fold breaks the prompt cache).
+LLM_FOLD_AHEAD = 0.9
+
+
+def _calls_llm(settings: Settings, strategy: str | None) -> bool:
+    return resolve_strategy(strategy, settings) != "rule" and has_llm(settings)
+
+
+def fold_ahead(settings: Settings, strategy: str | None) -> float:
+    """The share of the budget past which a fold starts: `fold_ahead`, or by default
+    LLM_FOLD_AHEAD for a fold that calls an LLM and 1.0 (at the budget) for a rule fold."""
+    if settings.fold_ahead is not None:
+        return settings.fold_ahead
+    return LLM_FOLD_AHEAD if _calls_llm(settings, strategy) else 1.0
 
 
 def hard_wait_s(settings: Settings, strategy: str | None) -> float:
@@ -39,8 +57,7 @@ def hard_wait_s(settings: Settings, strategy: str | None) -> float:
     that calls an LLM: no request waits for an LLM call unless configured to."""
     if settings.fold_hard_wait_s is not None:
         return settings.fold_hard_wait_s
-    calls_llm = resolve_strategy(strategy, settings) != "rule" and has_llm(settings)
-    return 0.0 if calls_llm else RULE_FOLD_WAIT_S
+    return 0.0 if _calls_llm(settings, strategy) else RULE_FOLD_WAIT_S
 
 
 class BackgroundFolds:

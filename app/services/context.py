@@ -50,7 +50,7 @@ from app.repositories.context_rows import (
     TooLongForTheLoop,
 )
 from app.schemas.common import SummaryState
-from app.services.background_folds import BackgroundFolds, hard_wait_s
+from app.services.background_folds import BackgroundFolds, fold_ahead, hard_wait_s
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     CacheReport,
@@ -294,10 +294,10 @@ class ContextAssembler:
         result: AssemblyResult,
         anchor: int | None,
     ) -> None:
-        """Past `fold_ahead` × the budget (1 turns it off), start the fold the budget will
+        """Past `fold_ahead` × the budget (1: at the budget), start the fold the budget will
         need soon, planned like one over the budget (down to `fold_target`); `result` is
         served without waiting for it."""
-        ahead = self.settings.fold_ahead
+        ahead = fold_ahead(self.settings, snapshot.strategy)
         if ahead >= 1 or self.background is None or self.background.running(snapshot.pk):
             return
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0

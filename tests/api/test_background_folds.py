@@ -12,10 +12,17 @@ import httpx
 import pytest
 
 from app.main import create_app
+from app.services.background_folds import (
+    LLM_FOLD_AHEAD,
+    RULE_FOLD_WAIT_S,
+    fold_ahead,
+    hard_wait_s,
+)
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
 from tests.conftest import MakeClient, make_settings
 from tests.factories import append, create_session
+from tests.summarizers.fake_anthropic import FakeAnthropic
 
 BUDGET = 2000
 PENDING = "a fold of this session is running"
@@ -56,9 +63,9 @@ async def fold_started(summarizer: RecordingSummarizer, count: int = 1) -> bool:
     return False
 
 
-async def summary_version(client: httpx.AsyncClient) -> int:
-    """The session's summary version once no fold is left running (bounded wait)."""
-    for _ in range(100):
+async def summary_version(client: httpx.AsyncClient, attempts: int = 100) -> int:
+    """The session's summary version once a fold landed (bounded wait: 20 ms per attempt)."""
+    for _ in range(attempts):
         await asyncio.sleep(0.02)
         summary = (await client.get("/sessions/s")).json()["summary"]
         if summary is not None:
@@ -158,3 +165,53 @@ class TestFoldsAheadOfNeed:
         await append(client, "s", *turns(8, words=12))
         body = await read(client, summarize="force")
         assert body["summarized"] and body["summary"]["version"] == 1
+
+
+class TestDefaults:
+    def test_a_rule_fold_starts_at_the_budget_and_is_waited_for_briefly(self, db_url: str) -> None:
+        settings = make_settings(db_url, fold_ahead=None, fold_hard_wait_s=None)
+        assert fold_ahead(settings, None) == 1.0
+        assert hard_wait_s(settings, None) == RULE_FOLD_WAIT_S
+
+    def test_an_llm_fold_starts_ahead_and_is_never_waited_for(self, db_url: str) -> None:
+        settings = make_settings(
+            db_url, fold_ahead=None, fold_hard_wait_s=None, anthropic_api_key="sk-test"
+        )
+        assert fold_ahead(settings, None) == LLM_FOLD_AHEAD
+        assert hard_wait_s(settings, "hybrid") == 0.0
+        assert (fold_ahead(settings, "rule"), hard_wait_s(settings, "rule")) == (1.0, 0.25)
+
+    def test_the_settings_win(self, db_url: str) -> None:
+        settings = make_settings(db_url, fold_ahead=0.7, fold_hard_wait_s=2.0)
+        assert (fold_ahead(settings, None), hard_wait_s(settings, None)) == (0.7, 2.0)
+
+
+async def test_with_a_slow_llm_no_turn_waits_and_its_summary_lands_later(
+    make_client: MakeClient,
+) -> None:
+    """The real SDK against a fake Messages API answering after 1.5 s, default settings."""
+    fake = FakeAnthropic(default="delay:1.5").start()
+    try:
+        client = await make_client(
+            anthropic_api_key="sk-test",
+            anthropic_base_url=fake.base_url,
+            fold_ahead=None,
+            fold_hard_wait_s=None,
+        )
+        await create_session(client, id="s")
+        await fill_to(client, 0.9)
+        slowest = 0.0
+        for number in range(8):  # past the soft trigger, then over the budget
+            await append(client, "s", *turns(1, start=100 + number, words=40))
+            started = time.monotonic()
+            body = await read(client)
+            slowest = max(slowest, time.monotonic() - started)
+        assert slowest < 1.0  # no read waited for the LLM (1.5 s)
+        assert body["summary"] is None
+        assert any(PENDING in warning for warning in body["warnings"])
+        assert await summary_version(client, attempts=200) == 1
+        landed = await read(client)
+        assert landed["summary"]["method"] == "llm" and not landed["warnings"]
+        assert len(fake.requests) == 1  # one fold, however many reads asked for it
+    finally:
+        fake.stop()
