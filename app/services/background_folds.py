@@ -32,8 +32,10 @@ class _Running:
 
 
 # How long a read over the budget waits for a rule fold by default: a turn's span folds in
-# milliseconds, while a transcript posted whole (seconds of folding) is served fitted at once.
+# milliseconds. A span over RULE_WAIT_SPAN_TOKENS (a transcript posted whole: seconds of
+# folding) is not waited for: its first read is served fitted at once.
 RULE_FOLD_WAIT_S = 0.25
+RULE_WAIT_SPAN_TOKENS = 64_000
 # Where an LLM fold starts by default: early enough that a few more turns' growth fits while
 # the LLM writes. A rule fold starts at the budget (1.0): it lands within RULE_FOLD_WAIT_S,
 # and starting earlier would only fold more often (each fold breaks the prompt cache).
@@ -52,12 +54,15 @@ def fold_ahead(settings: Settings, strategy: str | None) -> float:
     return LLM_FOLD_AHEAD if _calls_llm(settings, strategy) else 1.0
 
 
-def hard_wait_s(settings: Settings, strategy: str | None) -> float:
-    """`fold_hard_wait_s`, or by default RULE_FOLD_WAIT_S for a rule fold and 0 for a fold
-    that calls an LLM: no request waits for an LLM call unless configured to."""
+def hard_wait_s(settings: Settings, strategy: str | None, span_tokens: int = 0) -> float:
+    """`fold_hard_wait_s`, or by default RULE_FOLD_WAIT_S for a rule fold of a span of at
+    most RULE_WAIT_SPAN_TOKENS and 0 for any other: no request waits for an LLM call, nor
+    for the fold of a whole transcript, unless configured to."""
     if settings.fold_hard_wait_s is not None:
         return settings.fold_hard_wait_s
-    return 0.0 if _calls_llm(settings, strategy) else RULE_FOLD_WAIT_S
+    if _calls_llm(settings, strategy) or span_tokens > RULE_WAIT_SPAN_TOKENS:
+        return 0.0
+    return RULE_FOLD_WAIT_S
 
 
 class BackgroundFolds:

@@ -232,7 +232,8 @@ class ContextAssembler:
             if mode == "force" or self.background is None:
                 outcome: FoldOutcome | None = await coordinator.run(job)
             else:  # over the budget: wait a bounded time for the fold, in the background
-                wait_s = hard_wait_s(self.settings, job.strategy)
+                span = sum(m.tokens for m in job.messages)
+                wait_s = hard_wait_s(self.settings, job.strategy, span)
                 outcome = await self.background.join(job, coordinator, wait_s)
             if outcome is None or outcome.status == "busy":
                 # Served fitted (already within the budget) until the summary lands.

@@ -15,6 +15,7 @@ from app.main import create_app
 from app.services.background_folds import (
     LLM_FOLD_AHEAD,
     RULE_FOLD_WAIT_S,
+    RULE_WAIT_SPAN_TOKENS,
     fold_ahead,
     hard_wait_s,
 )
@@ -171,7 +172,8 @@ class TestDefaults:
     def test_a_rule_fold_starts_at_the_budget_and_is_waited_for_briefly(self, db_url: str) -> None:
         settings = make_settings(db_url, fold_ahead=None, fold_hard_wait_s=None)
         assert fold_ahead(settings, None) == 1.0
-        assert hard_wait_s(settings, None) == RULE_FOLD_WAIT_S
+        assert hard_wait_s(settings, None, 5_000) == RULE_FOLD_WAIT_S
+        assert hard_wait_s(settings, None, RULE_WAIT_SPAN_TOKENS + 1) == 0.0  # a whole transcript
 
     def test_an_llm_fold_starts_ahead_and_is_never_waited_for(self, db_url: str) -> None:
         settings = make_settings(
