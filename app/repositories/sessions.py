@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.orm import InstrumentedAttribute, load_only
 
 from app.core.errors import SessionExists, SessionNotFound
 from app.models import Session
@@ -43,14 +43,18 @@ class SessionRepository:
         self.db = db
         self.tenant = tenant
 
-    async def get(self, session_id: str) -> Session | None:
+    async def get(self, session_id: str, *only: Any) -> Session | None:
+        """The session row; with `only` (columns), just those are loaded (the others must
+        not be read: they would be loaded lazily, which async sessions refuse)."""
         stmt = select(Session).where(
             Session.tenant == self.tenant, Session.external_id == session_id
         )
+        if only:
+            stmt = stmt.options(load_only(*only))
         return (await self.db.execute(stmt)).scalar_one_or_none()
 
-    async def get_or_raise(self, session_id: str) -> Session:
-        row = await self.get(session_id)
+    async def get_or_raise(self, session_id: str, *only: Any) -> Session:
+        row = await self.get(session_id, *only)
         if row is None:
             raise SessionNotFound(session_id)
         return row

@@ -43,6 +43,7 @@ from app.schemas.messages import (
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import ModelRegistry
 
+APPEND_COLUMNS = (Session.external_id, Session.model, Session.cleared_through_seq)
 # A batch counted on the event loop: a few plain-text messages, tens of microseconds.
 SHORT_BATCH_CHARS = 16_000
 
@@ -103,7 +104,8 @@ class MessageService:
         return counter_for(info)
 
     async def append(self, session_id: str, raw: Sequence[Mapping[str, Any]]) -> AppendResult:
-        session = await self.sessions.get_or_raise(session_id)
+        # Only what an append reads: not the summary, tools or served records.
+        session = await self.sessions.get_or_raise(session_id, *APPEND_COLUMNS)
         posted = normalize_posted(raw)
         normalized = [p.message for p in posted]
         counter = self._counter(session)
