@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
@@ -28,6 +28,7 @@ from app.api.routes import (
     tokens,
 )
 from app.api.served_context import ServedContextMiddleware
+from app.api.strict_query import reject_unknown_query
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
 from app.core.guards import RequestGuardMiddleware
@@ -178,6 +179,7 @@ def create_app(
         version="0.1.0",
         summary="Keeps long LLM conversations inside the model's context window.",
         lifespan=lifespan,
+        dependencies=[Depends(reject_unknown_query)],  # every route: unknown query keys are 422
     )
     app.state.settings = settings
     app.state.keyring = keyring

@@ -76,7 +76,8 @@ class ContextResponse(BaseModel):
 class ContextQuery(ContextOverrides):
     """The query of GET /sessions/{id}/context: what to assemble, and any context setting."""
 
-    model_config = ConfigDict(extra="ignore")  # as for any route, unknown parameters are ignored
+    # Unknown keys never get here: every route refuses them (app/api/strict_query.py).
+    model_config = ConfigDict(extra="ignore")
 
     model: str | None = None
     max_tokens: int | None = Field(None, ge=1, le=MAX_SQL_INT)
