@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from app.api.routes import (
     assemble_context,
@@ -50,6 +51,7 @@ log = get_logger("foldwise")
 # A validation error repeats the rejected value only up to this size.
 MAX_ECHOED_CHARS = 200
 
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -139,10 +141,25 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return _envelope(422, "validation_error", message, _json_safe(errors))
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return _envelope(exc.status_code, code, str(exc.detail))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:  # Starlette's `Allow` names only the first route of the path
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return _envelope(exc.status_code, code, str(exc.detail), headers=headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route answers on this path (RFC 9110: a 405 lists them all)."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )
+    ]
 
 
 def create_app(

@@ -15,7 +15,7 @@ from app.schemas.door import Json, MessageJson, Text, TokenCount, check_tool_ids
 class AssembleRequest(ContextOverrides):
     """POST /assemble-context: stateless, pruning and dropping only (never a summarizer)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # JSON types as the schema says
 
     messages: list[MessageJson] = Field(max_length=100_000)
     system: Text | None = None

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.context_settings import ContextOverrides
+from app.core.context_settings import QueryOverrides
 from app.engine.assemble import Mode
 from app.engine.render import Format
 from app.schemas.calibration import CalibrationRead
@@ -73,7 +73,7 @@ class ContextResponse(BaseModel):
     explain: list[ExplainItem] | None = Field(None, description="Only with explain=true.")
 
 
-class ContextQuery(ContextOverrides):
+class ContextQuery(QueryOverrides):
     """The query of GET /sessions/{id}/context: what to assemble, and any context setting."""
 
     # Unknown keys never get here: every route refuses them (app/api/strict_query.py).

@@ -33,7 +33,7 @@ class SortOrder(StrEnum):
 
 
 class SessionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str | None = Field(None, pattern=SESSION_ID_PATTERN, description="Default: a UUID.")
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
@@ -48,7 +48,7 @@ class SessionUpdate(BaseModel):
     drops that override); `metadata` replaces the whole object; null clears
     `system_prompt` / `tools`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: Text | None = None
     system_prompt: Text | None = None

@@ -12,7 +12,7 @@ from app.schemas.door import Json, MessageJson, Text
 class CountTokensRequest(BaseModel):
     """`text`, or `messages` and/or `tools` (counted as the context's `usage` counts them)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: Text | None = None
     messages: list[MessageJson] | None = Field(None, max_length=10_000)
