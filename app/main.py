@@ -92,7 +92,8 @@ def _envelope(
 async def _database_busy(_request: Request, exc: Exception) -> JSONResponse:
     # SQLite's write lock held past busy_timeout, an exhausted pool, or the database being
     # unreachable: nothing was written (the unit of work rolled back), so the client may retry.
-    log.warning("database unavailable: %s", exc)
+    # The driver's error type only: its message may quote the statement or a value.
+    log.warning("database unavailable: %s", type(getattr(exc, "orig", None) or exc).__name__)
     return _envelope(
         503,
         "database_unavailable",
