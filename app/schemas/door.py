@@ -10,6 +10,9 @@ can make a later read fail. Rejected with a 422 that names the field and the pla
 - non-finite numbers (`NaN`, `Infinity`, `1e309`): not JSON; SQLite stored null instead;
 - integers outside the signed 64-bit range, JSON nested deeper than `MAX_DEPTH`, and any list
   or object with more than `MAX_ITEMS` entries (a message of 100k blocks is not a message).
+- `cache_control` markers the provider would refuse: a value other than
+  `{"type": "ephemeral"}` (optional `ttl` "5m" / "1h"), or one on a thinking block
+  (app/engine/markers.py).
 """
 
 from __future__ import annotations
