@@ -8,13 +8,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from app.api.routes import (
     assemble_context,
@@ -28,6 +29,7 @@ from app.api.routes import (
     tokens,
 )
 from app.api.served_context import ServedContextMiddleware
+from app.api.strict_query import reject_unknown_query
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
 from app.core.guards import RequestGuardMiddleware
@@ -50,6 +52,7 @@ log = get_logger("foldwise")
 # A validation error repeats the rejected value only up to this size.
 MAX_ECHOED_CHARS = 200
 
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -90,7 +93,8 @@ def _envelope(
 async def _database_busy(_request: Request, exc: Exception) -> JSONResponse:
     # SQLite's write lock held past busy_timeout, an exhausted pool, or the database being
     # unreachable: nothing was written (the unit of work rolled back), so the client may retry.
-    log.warning("database unavailable: %s", exc)
+    # The driver's error type only: its message may quote the statement or a value.
+    log.warning("database unavailable: %s", type(getattr(exc, "orig", None) or exc).__name__)
     return _envelope(
         503,
         "database_unavailable",
@@ -139,10 +143,25 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return _envelope(422, "validation_error", message, _json_safe(errors))
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return _envelope(exc.status_code, code, str(exc.detail))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:  # Starlette's `Allow` names only the first route of the path
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return _envelope(exc.status_code, code, str(exc.detail), headers=headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route answers on this path (RFC 9110: a 405 lists them all)."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )
+    ]
 
 
 def create_app(
@@ -180,6 +199,7 @@ def create_app(
         version="0.1.0",
         summary="Keeps long LLM conversations inside the model's context window.",
         lifespan=lifespan,
+        dependencies=[Depends(reject_unknown_query)],  # every route: unknown query keys are 422
     )
     app.state.settings = settings
     app.state.keyring = keyring

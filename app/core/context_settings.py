@@ -4,8 +4,10 @@ each, declared once, in `ContextSettings`.
 Everything else derives from it:
 - `app.core.settings.Settings` inherits it, so `FOLDWISE_<KEY>` sets the service default;
 - the engine reads a resolved `ContextSettings` (strategy aside, which picks the summarizer);
-- `ContextOverrides` (every key optional, unknown keys rejected) is a session's `settings`,
-  the settings part of the POST /assemble-context body and of GET …/context's query;
+- `ContextOverrides` (every key optional, unknown keys rejected) is a session's `settings`
+  and the settings part of the POST /assemble-context body: strict JSON types, as the schema
+  says (`false` is not 0, `0` is not false); `QueryOverrides`, the same keys in GET …/context's
+  query, reads query text (`true`, `1`, `yes`, `900`) as booleans and numbers;
 - `SETTINGS_KEYS` lists the keys.
 Adding a setting is one field here plus the code that uses it.
 """
@@ -67,11 +69,20 @@ if TYPE_CHECKING:  # the fields are built at run time, from ContextSettings
 
     class ContextOverrides(BaseModel):
         pass
+
+    class QueryOverrides(BaseModel):
+        pass
 else:
     ContextOverrides = create_model(
         "ContextOverrides",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="forbid", strict=True),
         __doc__="Context settings keys to override; all optional, unknown keys rejected.",
+        **_optional_fields(),
+    )
+    QueryOverrides = create_model(
+        "QueryOverrides",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="Context settings keys to override, read from a query string.",
         **_optional_fields(),
     )
 

@@ -115,6 +115,13 @@ class CursorMismatch(InvalidCursor):
     code = "cursor_mismatch"
 
 
+class UnknownQueryParameter(FoldwiseError):
+    """A query key the route does not read (details: `unknown`, `allowed`)."""
+
+    status_code = 422
+    code = "unknown_query_parameter"
+
+
 class ServiceUnavailable(FoldwiseError):
     status_code = 503
     code = "service_unavailable"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.core.errors import BudgetTooSmall
+from app.engine import markers
 from app.engine.budget import (
     MESSAGE_OVERHEAD_TOKENS,
     Budget,
@@ -271,13 +272,22 @@ def _result(
     """The result as sent: cache breakpoints (anthropic), the prefix chain, synthetic messages
     listed first in `explain`."""
     system_sent: str | list[dict[str, Any]] | None = rendered.system
-    messages_sent, placed = rendered.messages, 0
+    # At most MAX_MARKERS cache_control markers leave, in every format: the client's oldest
+    # beyond that are dropped (the provider refuses the request otherwise).
+    messages_sent, tools_sent, dropped = markers.drop_oldest(rendered.messages, fixed.tools)
+    warnings = list(state.warnings)
+    if dropped:
+        warnings.append(
+            f"{dropped} of the client's cache_control markers dropped, the oldest: "
+            f"at most {markers.MAX_MARKERS} are accepted per request"
+        )
+    placed = 0
     parts = rendered.system_parts
     if request.format == "anthropic" and request.settings.cache_breakpoints:
         sources = rendered.sources
         ack = sources.index(SYNTHETIC_SUMMARY_ACK) if SYNTHETIC_SUMMARY_ACK in sources else None
         system_sent, messages_sent, placed = place_breakpoints(
-            parts, rendered.messages, fixed.tools, summary_ack_index=ack
+            parts, messages_sent, tools_sent, summary_ack_index=ack
         )
     tokens_of = {e.id: e.tokens for e in explained}
     head = [fixed.system_tokens + fixed.tools_tokens]
@@ -297,10 +307,10 @@ def _result(
     return AssemblyResult(
         system=system_sent,
         messages=messages_sent,
-        tools=fixed.tools,
+        tools=tools_sent,
         usage=usage,
         explain=explain,
-        warnings=tuple(state.warnings),
+        warnings=tuple(warnings),
         messages_included=_included(rendered.sources, request.format),
         messages_total=len(request.messages),
         fold_plan=plan,

@@ -13,8 +13,10 @@ summary) leaves tools + system prompt readable from the cache. Breakpoints, in p
 3. the end of the system prompt: what a fold still reads (tools + system prompt).
 
 The Messages API accepts at most MAX_BREAKPOINTS per request, markers the client stored in its
-messages or tools included, so ours are placed in that order while that many are free. With
-no marker in it the system is sent as one string, the parts joined.
+messages or tools included (app/engine/markers.py; the oldest of those are dropped beyond the
+limit before we place any), so ours are placed in that order while that many are free, never
+over a client's marker. With no marker in it the system is sent as one string, the parts
+joined.
 
 `prefix_chain` fingerprints a rendered context element by element: tools + system prompt, the
 summary section when the summary is in the system, then each message (openai: each message
@@ -32,13 +34,12 @@ from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any, Literal
 
+from app.engine import markers
+from app.engine.markers import UNMARKABLE
 from app.engine.render import SystemParts
 
-# Anthropic prompt caching: "up to 4 cache breakpoints" per request.
-MAX_BREAKPOINTS = 4
+MAX_BREAKPOINTS = markers.MAX_MARKERS
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
-# Blocks that cannot carry a marker (the API rejects cache_control on thinking blocks).
-UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 # 16 hex digits of SHA-256 per element: collisions are out of reach for one session.
 CHAIN_HEX = 16
 # json.dumps(sort_keys=True, ensure_ascii=False, default=str), its encoder built once.
@@ -61,7 +62,8 @@ def count_markers(value: Any) -> int:
 
 
 def _mark_message(message: dict[str, Any]) -> dict[str, Any] | None:
-    """A copy of `message` with a marker on its last markable block, or None if it has none."""
+    """A copy of `message` with a marker on its last markable block, or None if it has none
+    or the client's marker is already there (it is kept as the client set it)."""
     content = message.get("content")
     if isinstance(content, str):
         return {**message, "content": [{"type": "text", "text": content, **_marker()}]}
@@ -70,6 +72,8 @@ def _mark_message(message: dict[str, Any]) -> dict[str, Any] | None:
     for index in range(len(content) - 1, -1, -1):
         block = content[index]
         if isinstance(block, dict) and block.get("type") not in UNMARKABLE:
+            if "cache_control" in block:
+                return None
             marked = list(content)
             marked[index] = {**block, **_marker()}
             return {**message, "content": marked}
@@ -93,7 +97,7 @@ def place_breakpoints(
     """(system, messages, markers placed): breakpoints in the module's priority order within
     the provider's limit; the system as text blocks when one of them is marked, else the joined
     string. Inputs are not modified."""
-    free = MAX_BREAKPOINTS - count_markers(messages) - count_markers(tools or [])
+    free = MAX_BREAKPOINTS - markers.count(messages, tools)
     targets: list[int | SystemPart] = [len(messages) - 1] if messages else []
     if summary_ack_index is not None:
         targets.append(summary_ack_index)

@@ -31,8 +31,9 @@ router = APIRouter(include_in_schema=False)
 
 
 @router.get(PREFIX)
-async def inspector_page() -> Response:
-    """The single page; the views live behind the URL fragment (#/sessions/<id>)."""
+async def inspector_page(page_size: str | None = None) -> Response:
+    """The single page; the views live behind the URL fragment (#/sessions/<id>).
+    `page_size` is read by the page's script (app.js), declared here so it is a known key."""
     return FileResponse(STATIC / "index.html", media_type="text/html", headers=_HEADERS)
 
 

@@ -9,13 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.core.context_settings import ContextOverrides
 from app.engine.render import Format
 from app.schemas.context import ContextUsage, ExplainItem
-from app.schemas.door import Json, MessageJson, Text, TokenCount, check_tool_ids
+from app.schemas.door import MessageJson, Text, TokenCount, ToolJson, check_tool_ids
 
 
 class AssembleRequest(ContextOverrides):
     """POST /assemble-context: stateless, pruning and dropping only (never a summarizer)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # JSON types as the schema says
 
     messages: list[MessageJson] = Field(max_length=100_000)
     system: Text | None = None
@@ -25,7 +25,7 @@ class AssembleRequest(ContextOverrides):
         None, ge=1, description="Above the model's context window, the window is the budget."
     )
     format: Format = "anthropic"
-    tools: list[Json] | None = None
+    tools: list[ToolJson] | None = None
     explain: bool = False
 
     @field_validator("messages")

@@ -15,7 +15,7 @@ class CalibrationRead(BaseModel):
 
 
 class UsageReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: Text | None = Field(None, description="Default: the session's model.")
     input_tokens: TokenCount = Field(ge=1, description="What the provider counted for the context.")

@@ -33,7 +33,14 @@ class SummaryState(BaseModel):
     method: str | None
 
 
-# OpenAPI `responses=` for routes that can answer with the envelope.
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse} for status in (401, 404, 409, 413, 422)
-}
+def _envelopes(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorResponse} for status in statuses}
+
+
+# OpenAPI `responses=`: every status a route can answer with the envelope. Any route: 422
+# (an unknown query key), 500 (a bug) and 503 (database unavailable, request deadline).
+OPERATION_ERRORS = _envelopes(422, 500, 503)
+# The API routes add auth (401), sessions (404), conflicts (409) and the body limit (413).
+ERROR_RESPONSES = _envelopes(401, 404, 409, 413, 422, 500, 503)
+# Routes that read a JSON body: 400 when it is not UTF-8 (invalid JSON is 422).
+BODY_ERRORS = _envelopes(400)

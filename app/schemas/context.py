@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.context_settings import ContextOverrides
+from app.core.context_settings import QueryOverrides
 from app.engine.assemble import Mode
 from app.engine.render import Format
 from app.schemas.calibration import CalibrationRead
@@ -73,10 +73,11 @@ class ContextResponse(BaseModel):
     explain: list[ExplainItem] | None = Field(None, description="Only with explain=true.")
 
 
-class ContextQuery(ContextOverrides):
+class ContextQuery(QueryOverrides):
     """The query of GET /sessions/{id}/context: what to assemble, and any context setting."""
 
-    model_config = ConfigDict(extra="ignore")  # as for any route, unknown parameters are ignored
+    # Unknown keys never get here: every route refuses them (app/api/strict_query.py).
+    model_config = ConfigDict(extra="ignore")
 
     model: str | None = None
     max_tokens: int | None = Field(None, ge=1, le=MAX_SQL_INT)

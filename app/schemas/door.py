@@ -10,6 +10,9 @@ can make a later read fail. Rejected with a 422 that names the field and the pla
 - non-finite numbers (`NaN`, `Infinity`, `1e309`): not JSON; SQLite stored null instead;
 - integers outside the signed 64-bit range, JSON nested deeper than `MAX_DEPTH`, and any list
   or object with more than `MAX_ITEMS` entries (a message of 100k blocks is not a message).
+- `cache_control` markers the provider would refuse: a value other than
+  `{"type": "ephemeral"}` (optional `ttl` "5m" / "1h"), or one on a thinking block
+  (app/engine/markers.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
+
+from app.engine.markers import marker_problem, tool_marker_problem
 
 # Deeper JSON is not a conversation; Python's own limits (json, deepcopy) start near 1,000.
 MAX_DEPTH = 64
@@ -106,8 +111,11 @@ def _checked(value: Any) -> Any:
 
 def _checked_message(message: dict[str, Any]) -> dict[str, Any]:
     """A message is checked like any JSON, and so are the OpenAI tool-call `arguments` it
-    carries as a JSON *string*: the engine, the renderers and the summarizers parse them."""
+    carries as a JSON *string*: the engine, the renderers and the summarizers parse them.
+    Its `cache_control` markers must be ones the provider accepts (app/engine/markers.py)."""
     check_json(message)
+    if problem := marker_problem(message):
+        raise DoorError(problem)
     calls = message.get("tool_calls")
     for i, call in enumerate(calls if isinstance(calls, list) else ()):
         function = call.get("function") if isinstance(call, dict) else None
@@ -130,12 +138,22 @@ def _check_arguments(arguments: Any, where: str) -> None:
     check_json(parsed, where, depth=1)
 
 
+def _checked_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    check_json(tool)
+    if problem := tool_marker_problem(tool):
+        raise DoorError(problem)
+    return tool
+
+
 Text = Annotated[str, AfterValidator(_checked)]
 """A string stored or processed as is: no NUL, no lone surrogate."""
 Json = Annotated[dict[str, Any], AfterValidator(_checked)]
 """A JSON object stored or processed as is (a tool, metadata)."""
 MessageJson = Annotated[dict[str, Any], AfterValidator(_checked_message)]
-"""A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings."""
+"""A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings, and
+valid `cache_control` markers."""
+ToolJson = Annotated[dict[str, Any], AfterValidator(_checked_tool)]
+"""A tool definition: `Json` with a valid `cache_control` marker, if any."""
 SqlInt = Annotated[int, Field(ge=0, le=MAX_SQL_INT)]
 """A non-negative integer that reaches SQL (seqs, limits, counts)."""
 TokenCount = Annotated[int, Field(le=MAX_SQL_INT)]

@@ -17,7 +17,7 @@ class MessagesAppend(BaseModel):
     """Messages in Anthropic or OpenAI Chat shape, or OpenAI Responses input items, each with
     optional `client_id` and `metadata`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     messages: list[MessageJson] = Field(min_length=1, max_length=MAX_BATCH)
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.context_settings import ContextOverrides
 from app.schemas.common import SummaryState
-from app.schemas.door import Json, Text
+from app.schemas.door import Json, Text, ToolJson
 
 # Client-chosen ids end up in URLs: keep them path-safe.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"
@@ -33,12 +33,12 @@ class SortOrder(StrEnum):
 
 
 class SessionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str | None = Field(None, pattern=SESSION_ID_PATTERN, description="Default: a UUID.")
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
     system_prompt: Text | None = None
-    tools: list[Json] | None = None
+    tools: list[ToolJson] | None = None
     settings: ContextOverrides = Field(default_factory=ContextOverrides)
     metadata: Json = Field(default_factory=dict)
 
@@ -48,11 +48,11 @@ class SessionUpdate(BaseModel):
     drops that override); `metadata` replaces the whole object; null clears
     `system_prompt` / `tools`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     model: Text | None = None
     system_prompt: Text | None = None
-    tools: list[Json] | None = None
+    tools: list[ToolJson] | None = None
     settings: ContextOverrides | None = None
     metadata: Json | None = None
 

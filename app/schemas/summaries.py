@@ -14,7 +14,7 @@ from app.schemas.door import Text
 
 
 class SessionSummarizeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     focus: Text | None = Field(None, max_length=4000, description="What the summary must keep.")
     strategy: Strategy | None = None

@@ -10,7 +10,7 @@ from app.schemas.door import MessageJson, Text
 
 
 class SummarizeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     messages: list[MessageJson] = Field(max_length=10_000)
     previous_summary: Text | None = None

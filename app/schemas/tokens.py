@@ -6,17 +6,17 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.door import Json, MessageJson, Text
+from app.schemas.door import MessageJson, Text, ToolJson
 
 
 class CountTokensRequest(BaseModel):
     """`text`, or `messages` and/or `tools` (counted as the context's `usage` counts them)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: Text | None = None
     messages: list[MessageJson] | None = Field(None, max_length=10_000)
-    tools: list[Json] | None = None
+    tools: list[ToolJson] | None = None
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
 
     @model_validator(mode="after")

@@ -112,7 +112,10 @@ def decode_page_cursor(
                 value = None
             else:
                 value = _value_for(made_sort, listing["v"])
-        except (ValueError, TypeError) as exc:
+            # Only the exact text issued: no reordered keys, spaces or other spellings.
+            if encode_page_cursor(made_sort, made_order, made_prefix, value, pk) != cursor:
+                raise ValueError(text)
+        except (ValueError, TypeError, RecursionError) as exc:  # RecursionError: deep JSON
             raise not_issued(cursor) from exc
         made_for = {
             "sort": made_sort.value if made_sort else None,

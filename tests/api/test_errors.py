@@ -7,6 +7,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from app.engine.validate import ContextInvariantError
 from app.services import context as context_service
@@ -43,6 +44,54 @@ class TestErrorEnvelopes:
 
     async def test_wrong_method_is_405(self, client: httpx.AsyncClient) -> None:
         assert_error(await client.put("/sessions"), 405, "method_not_allowed")
+
+    @pytest.mark.parametrize(
+        ("path", "allowed"),
+        [
+            ("/sessions", "GET, POST"),
+            ("/sessions/s", "GET, PATCH, DELETE"),
+            ("/sessions/s/messages", "GET, POST"),
+            ("/healthz", "GET"),
+        ],
+    )
+    async def test_a_405_lists_every_method_of_the_path(
+        self, client: httpx.AsyncClient, path: str, allowed: str
+    ) -> None:
+        response = await client.request("TRACE", path)
+        assert_error(response, 405, "method_not_allowed")
+        assert response.headers["allow"] == allowed
+
+
+class TestDocumentedStatuses:
+    """Every status a route can answer is in its OpenAPI responses (schemathesis checks the
+    answers of a real server: tests/hostile/test_schemathesis.py)."""
+
+    async def test_a_body_that_is_not_utf8_is_a_documented_400(
+        self, app: FastAPI, client: httpx.AsyncClient
+    ) -> None:
+        await create_session(client, id="s")
+        with_body = [
+            (method, path)
+            for path, item in app.openapi()["paths"].items()
+            for method, operation in item.items()
+            if "requestBody" in operation
+        ]
+        assert len(with_body) == 8
+        for method, path in with_body:
+            operation = app.openapi()["paths"][path][method]
+            assert "400" in operation["responses"], (method, path)
+            response = await client.request(
+                method.upper(),
+                path.replace("{session_id}", "s"),
+                content=b"\xff",
+                headers={"content-type": "application/json"},
+            )
+            assert_error(response, 400, "bad_request")
+
+    def test_every_operation_documents_422_500_503(self, app: FastAPI) -> None:
+        for path, item in app.openapi()["paths"].items():
+            for method, operation in item.items():
+                assert {"422", "500", "503"} <= set(operation["responses"]), (method, path)
 
     async def test_malformed_json_is_422(self, client: httpx.AsyncClient) -> None:
         response = await client.post(
@@ -146,3 +195,20 @@ class TestDatabaseUnavailable:
         response = await client.get("/sessions/s")
         assert_error(response, 503, "database_unavailable")
         assert (await client.get("/sessions/s")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/sessions", {"id": "t", "settings": {"cache_breakpoints": 0}}),
+        ("/sessions", {"id": "t", "settings": {"prune_at_least": False}}),
+        ("/assemble-context", {"messages": [], "explain": 0}),
+        ("/assemble-context", {"messages": [], "keep_recent": "2"}),
+        ("/summarize-context", {"messages": [], "max_summary_tokens": 100.0}),
+    ],
+)
+async def test_body_types_are_json_types_as_documented(
+    client: httpx.AsyncClient, path: str, body: dict[str, object]
+) -> None:
+    # A number is not a boolean nor a boolean a number, in a body (a query string is text).
+    assert_error(await client.post(path, json=body), 422, "validation_error")

@@ -6,14 +6,17 @@ from fastapi import APIRouter, Response
 
 from app.api.deps import RegistryDep, SettingsDep, Tenant
 from app.schemas.assemble_context import AssembleRequest, AssembleResponse
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.services.assemble_context import assemble_posted
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
 
 @router.post(
-    "/assemble-context", response_model=AssembleResponse, response_model_exclude_unset=True
+    "/assemble-context",
+    response_model=AssembleResponse,
+    response_model_exclude_unset=True,
+    responses=BODY_ERRORS,
 )
 def assemble_context(
     body: AssembleRequest, _tenant: Tenant, settings: SettingsDep, registry: RegistryDep

@@ -6,13 +6,13 @@ from fastapi import APIRouter, Request
 
 from app.api.deps import DbSession, RegistryDep, SessionId, Tenant
 from app.schemas.calibration import UsageReport, UsageReportResponse
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.services.calibration import report_usage
 
 router = APIRouter(tags=["calibration"], responses=ERROR_RESPONSES)
 
 
-@router.post("/sessions/{session_id}/usage")
+@router.post("/sessions/{session_id}/usage", responses=BODY_ERRORS)
 async def report_provider_usage(
     request: Request,
     session_id: SessionId,

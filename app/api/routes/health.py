@@ -10,9 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.errors import ServiceUnavailable
 from app.core.metrics import CONTENT_TYPE_LATEST, render_metrics
-from app.schemas.common import ErrorResponse
+from app.schemas.common import OPERATION_ERRORS
 
-router = APIRouter(tags=["operations"])
+router = APIRouter(tags=["operations"], responses=OPERATION_ERRORS)
 
 
 @router.get("/healthz")
@@ -21,7 +21,7 @@ async def get_health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"model": ErrorResponse}})
+@router.get("/readyz")
 async def get_readiness(request: Request) -> dict[str, str]:
     """The database answers `SELECT 1`; 503 otherwise."""
     engine = cast(AsyncEngine, request.app.state.engine)

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 
 from app.api.deps import SessionId, service
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.door import MAX_SQL_INT
 from app.schemas.messages import AppendResult, MessagePage, MessagesAppend, RemovedMessage
 from app.services.messages import MessageService
@@ -19,7 +19,7 @@ Messages = Annotated[MessageService, Depends(service(MessageService))]
 MessageReader = Annotated[MessageService, Depends(service(MessageService, read_only=True))]
 
 
-@router.post("/{session_id}/messages", status_code=201)
+@router.post("/{session_id}/messages", status_code=201, responses=BODY_ERRORS)
 async def append_messages(
     session_id: SessionId, body: MessagesAppend, messages: Messages
 ) -> AppendResult:

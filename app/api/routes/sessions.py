@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.deps import SessionId, service
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.sessions import (
     SessionCreate,
     SessionPage,
@@ -25,7 +25,7 @@ Sessions = Annotated[SessionService, Depends(service(SessionService))]
 SessionReader = Annotated[SessionService, Depends(service(SessionService, read_only=True))]
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses=BODY_ERRORS)
 async def create_session(body: SessionCreate, sessions: Sessions) -> SessionRead:
     """Create a session; 409 `session_exists` when this tenant already has the id."""
     return await sessions.create(body)
@@ -68,7 +68,7 @@ async def get_session(session_id: SessionId, sessions: SessionReader) -> Session
     return await sessions.read(session_id)
 
 
-@router.patch("/{session_id}")
+@router.patch("/{session_id}", responses=BODY_ERRORS)
 async def update_session(
     session_id: SessionId, body: SessionUpdate, sessions: Sessions
 ) -> SessionRead:

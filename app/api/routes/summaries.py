@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from app.api.deps import Assembler, DbSession, ReadDb, SessionId, Tenant
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.sessions import SessionRead
 from app.schemas.summaries import (
     SessionSummarizeRequest,
@@ -19,7 +19,7 @@ from app.services.summaries import clear_session, summarize_session, summary_his
 router = APIRouter(tags=["summaries"], responses=ERROR_RESPONSES)
 
 
-@router.post("/sessions/{session_id}/summarize")
+@router.post("/sessions/{session_id}/summarize", responses=BODY_ERRORS)
 async def summarize_now(
     session_id: SessionId, assembler: Assembler, body: SessionSummarizeRequest | None = None
 ) -> SessionSummarizeResponse:

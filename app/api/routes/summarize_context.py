@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 
 from app.api.deps import SettingsDep, Tenant
 from app.repositories.summary_cache import DbSummaryCache
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.summarize_context import SummarizeRequest, SummarizeResponse
 from app.services.summarize_context import summarize_transcript
 from app.summarizers.factory import resolve_strategy
@@ -16,7 +16,7 @@ from app.summarizers.factory import resolve_strategy
 router = APIRouter(tags=["summarize"], responses=ERROR_RESPONSES)
 
 
-@router.post("/summarize-context")
+@router.post("/summarize-context", responses=BODY_ERRORS)
 async def summarize_context(
     body: SummarizeRequest, request: Request, _tenant: Tenant, settings: SettingsDep
 ) -> SummarizeResponse:

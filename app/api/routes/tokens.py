@@ -7,14 +7,14 @@ from fastapi import APIRouter
 from app.api.deps import RegistryDep, SettingsDep, Tenant
 from app.engine.items import normalize_posted
 from app.engine.shapes import validate_tools
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.tokens import CountTokensRequest, CountTokensResponse, ModelList, ModelRead
 from app.tokens.counter import counter_for
 
 router = APIRouter(tags=["tokens"], responses=ERROR_RESPONSES)
 
 
-@router.post("/count-tokens")
+@router.post("/count-tokens", responses=BODY_ERRORS)
 def count_tokens(
     body: CountTokensRequest, _tenant: Tenant, settings: SettingsDep, registry: RegistryDep
 ) -> CountTokensResponse:
