@@ -64,7 +64,17 @@ SETUPS = (
 async def _drive_foldwise(
     raw: list[dict[str, Any]], url: str, meter: Meter, budget: int, setup: Setup
 ) -> None:
-    settings = Settings(_env_file=None, database_url=url, api_keys="", anthropic_api_key=None)
+    # A chat's pace: the rule fold a read needs lands before it is served (in milliseconds,
+    # within the default quarter-second wait on a quiet machine). The wait is set so a busy
+    # machine cannot turn a fold into a fitted context here: this bench measures the policy's
+    # prompt cache; bench/turn.py measures its timing.
+    settings = Settings(
+        _env_file=None,
+        database_url=url,
+        api_keys="",
+        anthropic_api_key=None,
+        fold_hard_wait_s=30.0,
+    )
     app = create_app(settings)
     first_cut, version = None, 0
     async with app.router.lifespan_context(app):
