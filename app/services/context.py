@@ -72,6 +72,10 @@ FOLD_BUSY = (
     "another request is folding this session: served the fitted context (oldest units left "
     "out) instead of waiting longer"
 )
+FOLD_UNLANDED = (
+    "the fold this context needs did not land in this request: served the fitted context "
+    "(oldest units left out)"
+)
 FOLD_PENDING = (
     "a fold of this session is running: served the fitted context (oldest units left out) "
     "until its summary lands"
@@ -226,7 +230,10 @@ class ContextAssembler:
             job = None if fold else self._fold_job(snapshot, result, options, mode)
             if job is None and fold is None and mode == "auto":
                 await self._fold_ahead(snapshot, info, options, result, anchor)
-            if job is None or round_number == MAX_FOLD_ROUNDS:
+            if job is None:
+                break
+            if round_number == MAX_FOLD_ROUNDS:  # folds kept losing their race: say so
+                result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_UNLANDED))
                 break
             coordinator = self._coordinator(info)
             if mode == "force" or self.background is None:
