@@ -57,6 +57,7 @@ class Hit(NamedTuple):
 
 
 Finder = Callable[[str], Iterator[Hit]]
+PATTERNS: list[re.Pattern[str]] = []  # every pattern of the rules (tests check their bounds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +69,11 @@ class Rule:
 # ---------------------------------------------------------------------------------------------
 # Shared fragments. Text reaches us raw, or JSON-escaped once or twice (a tool printing JSON,
 # a transcript inside a JSON string): a line break may be `\n`, `\\n` or `\\\\n` literally.
-_NL = r"(?:[ \t]*+(?:\r?\n|(?:\\{1,4}r)?\\{1,4}n)[ \t]*+)"
+_SP = r"[ \t]{0,64}+"  # spaces, bounded and possessive like every repetition here
+_SP1 = r"[ \t]{1,64}+"
+_NL = r"(?:[ \t]{0,64}+(?:\r?\n|(?:\\{1,4}r)?\\{1,4}n)[ \t]{0,64}+)"
 _B64_CHAR = r"(?:[A-Za-z0-9+/=]|\\{1,4}/)"  # JSON may escape `/`
-_LINE_END = r"(?=[ \t]*+(?:[\r\n\"'\\\-]|$))"  # at the end of its line (or meeting `-----END`)
+_LINE_END = r"(?=[ \t]{0,64}+(?:[\r\n\"'\\\-]|$))"  # at the end of its line (or meeting `-----END`)
 # A line of a key: 16+ characters may be followed by anything after a space (a key quoted in a
 # sentence); a shorter one must end its line, so a word after a key is not taken for base64.
 _B64_LINE = rf"(?:{_B64_CHAR}{{16,4096}}+(?=[\s\"'\\\-]|$)|{_B64_CHAR}{{1,15}}+{_LINE_END})"
@@ -83,7 +86,7 @@ _KEY_HEADER = (
 # base64 chunks after spaces. Stops at the first line that is neither.
 _KEY_BODY = (
     rf"(?:{_NL}{{1,3}}(?:{_KEY_HEADER}|{_B64_LINE})"
-    rf"|[ \t]*+{_B64_CHAR}{{16,4096}}+(?=[\s\"'\\\-]|$)){{0,512}}"
+    rf"|[ \t]{{0,64}}+{_B64_CHAR}{{16,4096}}+(?=[\s\"'\\\-]|$)){{0,512}}"
 )
 _KEY_LABEL = r"(?:[A-Z0-9]{1,12} ){0,4}PRIVATE KEY(?: BLOCK)?"
 _PEM_END = rf"-----END {_KEY_LABEL}-----"
@@ -108,6 +111,7 @@ def _regex(
     (given the match) agrees. `standalone`: the match must not continue a word before it.
     Its hits carry no kind: the rule's is used."""
     compiled = re.compile(pattern, flags)
+    PATTERNS.append(compiled)
     group = "s" if "s" in compiled.groupindex else 0
 
     def find(text: str) -> Iterator[Hit]:
@@ -124,10 +128,10 @@ def _regex(
 # ---------------------------------------------------------------------------------------------
 # Values: what a `name=value` may hold that is not a secret.
 
-_PLACEHOLDER = re.compile(r"\[REDACTED(?::[a-z_]+)?\]")
+_PLACEHOLDER = re.compile(r"\[REDACTED(?::[a-z_]{1,40})?\]")
 _NOT_REAL = re.compile(
     r"(?:dev|test|local)[_\-]only|not[_\-]for[_\-]prod|\b(?:example|dummy|fake|placeholder|"
-    r"your[_\-]\w+[_\-]here)\b"
+    r"your[_\-]\w{1,40}[_\-]here)\b"
 )
 # Counts, sizes, versions and durations: `12`, `^3.910.0`, `3600s`, `15m`, `512Mi`, `0.5`.
 _NUMBER = re.compile(
@@ -137,6 +141,7 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-]{1,200}(?:/[\w.\-]{0,200}){1,40}")
 _CODE_CHAIN = re.compile(r"[a-z_][a-z0-9_]{2,40}(?:\.[A-Za-z_]\w{0,40}){1,10}")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]{0,30}://")
 _CONSTANT = re.compile(r"[A-Z][A-Z_]{2,80}")
+_DIGIT = re.compile(r"\d")
 _WORDS_NOT_SECRET = {
     "none", "null", "nil", "true", "false", "''", '""', "<redacted>", "***", "xxx", "changeme",
     "password", "secret", "token", "required", "optional", "string", "str",
@@ -160,11 +165,12 @@ def shannon_entropy(value: str) -> float:
 
 def _random(value: str) -> bool:
     """Mixed case and high entropy: how generated keys look, and words and code do not."""
-    return (
-        any(c.isupper() for c in value)
-        and any(c.islower() for c in value)
-        and shannon_entropy(value) > ENTROPY_THRESHOLD_BITS
-    )
+    mixed_case = value.lower() != value != value.upper()
+    return mixed_case and shannon_entropy(value) > ENTROPY_THRESHOLD_BITS
+
+
+def _has_digit(value: str) -> bool:
+    return _DIGIT.search(value) is not None
 
 
 def _is_reference(bare: str) -> bool:
@@ -191,7 +197,7 @@ def _is_benign_value(value: str) -> bool:
         return True
     # No digit at all: a word, an identifier or an expression in code (`cacheReadTokens`,
     # `'test-key'`), unless long and random (a letters-only token).
-    if not any(c.isdigit() for c in bare):
+    if not _has_digit(bare):
         return not (len(bare) >= MIN_ENTROPY_VALUE_LENGTH and _random(bare))
     return False
 
@@ -203,8 +209,8 @@ def _is_benign_value(value: str) -> bool:
 
 _NAME_ANCHORS = ("pass", "pwd", "secret", "token", "credential", "key")
 _ANCHOR_CASES = tuple({v for w in _NAME_ANCHORS for v in (w, w.upper(), w.capitalize())})
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]{1,80}|[A-Z]{1,80}(?![a-z])|\d{1,80}")
 _SECRET_PARTS = {
     "password", "passwords", "passwd", "passphrase", "pass", "pwd", "secret", "secrets",
     "token", "tokens", "credential", "credentials", "apikey", "apikeys", "privatekey",
@@ -231,9 +237,9 @@ _VALUE = (
     r"|\\{0,3}[\"']?(?P<bare>[^\s,;}\]\)\"'`\\<>]{1,512}+))"
 )
 _ASSIGNED = re.compile(
-    rf"\\{{0,3}}[\"']?[ \t]*+(?::=|=>|:(?!:)|=(?!=))[ \t]*+{_VALUE}"
+    rf"\\{{0,3}}[\"']?[ \t]{{0,64}}+(?::=|=>|:(?!:)|=(?!=))[ \t]{{0,64}}+{_VALUE}"
 )  # `name": "v"`, `name = v`, `name := v`, `name => v`, not `==`
-_FLAG_VALUE = re.compile(rf"[ \t]++{_VALUE}")  # `--password hunter2`
+_FLAG_VALUE = re.compile(rf"[ \t]{{1,64}}+{_VALUE}")  # `--password hunter2`
 
 
 def is_secret_name(name: str) -> bool:
@@ -257,12 +263,9 @@ def _anchor_positions(text: str) -> Iterator[int]:
 
 def _name_around(text: str, at: int) -> tuple[int, int]:
     """The identifier (letters, digits, `_`, `-`; ≤ 80 each side) that contains position `at`."""
-    begin, end, limit = at, at, len(text)
-    while begin > max(0, at - 80) and text[begin - 1] in _NAME_CHARS:
-        begin -= 1
-    while end < min(limit, at + 80) and text[end] in _NAME_CHARS:
-        end += 1
-    return begin, end
+    before, after = text[max(0, at - 80) : at], text[at : at + 80]
+    begin = at - (len(before) - len(before.rstrip(_NAME_CHARS)))
+    return begin, at + (len(after) - len(after.lstrip(_NAME_CHARS)))
 
 
 def _pairs(text: str) -> Iterator[Hit]:
@@ -321,7 +324,7 @@ PROVIDER_KEYS: list[tuple[str, str]] = [
     ("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,512}+"),
     ("linear_key", r"lin_api_[A-Za-z0-9]{40}\b"),
     ("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
-    ("grafana_token", r"glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,512}+=*"),
+    ("grafana_token", r"glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,512}+={0,2}"),
     ("sentry_token", r"sntr[ysu]_[A-Za-z0-9+/=_]{40,512}+"),
     ("newrelic_key", r"NR(?:AK|II|JS)-[A-Za-z0-9]{20,255}+"),
     ("atlassian_token", r"ATATT3[A-Za-z0-9_\-=]{60,512}+"),
@@ -349,8 +352,8 @@ _DER_KEY_OPENING = (
 MAX_KEY_CHARS = 16384  # an RSA-8192 PEM is ≈ 6.4 kB
 _END_LINE = re.compile(_PEM_END)
 _BREAK = re.compile(_NL)
-_B64_ONLY = re.compile(rf"[ \t]*{_B64_CHAR}{{0,4096}}+[ \t]*")
-_B64_TAIL = re.compile(rf"(?<![A-Za-z0-9+/=]){_B64_CHAR}{{16,4096}}+[ \t]*\Z")
+_B64_ONLY = re.compile(rf"[ \t]{{0,64}}{_B64_CHAR}{{0,4096}}+[ \t]{{0,64}}")
+_B64_TAIL = re.compile(rf"(?<![A-Za-z0-9+/=]){_B64_CHAR}{{16,4096}}+[ \t]{{0,64}}\Z")
 
 
 def _key_body_before_end(text: str) -> Iterator[Hit]:
@@ -420,12 +423,12 @@ def _b64decode(value: str, *, urlsafe: bool = False) -> bytes:
         return b""
 
 
-_B64_NOISE = re.compile(r"(?:\\{1,4}[nr]|\s)++")
+_B64_NOISE = re.compile(r"(?:\\{1,4}[nr]|\s){1,64}+")
 # Runs that open like base64 of PEM (`-----`), PuTTY (`PuTTY-`) or a JSON object, on one line
 # or wrapped (`base64` wraps at 76).
 _WRAPPED = re.compile(
-    rf"(?:LS0tLS1|UHVUVFkt|e[wy])[A-Za-z0-9+/]{{60,65536}}+=*+"
-    rf"(?:{_NL}[A-Za-z0-9+/]{{4,4096}}+=*+{_LINE_END}){{0,4096}}+"
+    rf"(?:LS0tLS1|UHVUVFkt|e[wy])[A-Za-z0-9+/]{{60,65536}}+={{0,2}}+"
+    rf"(?:{_NL}[A-Za-z0-9+/]{{4,4096}}+={{0,2}}+{_LINE_END}){{0,4096}}+"
 )
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
@@ -466,7 +469,7 @@ def _if_not_reference(match: re.Match[str]) -> tuple[int, int] | None:
 
 def _if_random(match: re.Match[str]) -> tuple[int, int] | None:
     value = match.group("s")
-    if _AWS_EXAMPLE.fullmatch(value) or not any(c.isdigit() for c in value):
+    if _AWS_EXAMPLE.fullmatch(value) or not _has_digit(value):
         return None
     return match.span("s") if _random(value) else None
 
@@ -475,14 +478,27 @@ _BLOB_LINE_BEFORE = re.compile(rf"[A-Za-z0-9+/=]{{40}}{_NL}\Z")
 _BLOB_LINE_AFTER = re.compile(rf"={{0,2}}{_NL}(?:[A-Za-z0-9+/]{{40}}|-----END )")
 
 
+_CURL_BEFORE = re.compile(r"(?<![\w\-])curl[ \t](?:[^\r\n;|&\\]|\\[^n]){0,400}+\Z")
+
+
+def _curl_password(match: re.Match[str]) -> tuple[int, int] | None:
+    """`-u user:pw` / `--user user:pw` of a curl command on the same line (not `docker -u
+    1000:1000`, not `git push -u origin main:main`)."""
+    text, start = match.string, match.start()
+    if start == 0 or text[start - 1] not in " \t":
+        return None
+    line = text.rfind("\n", max(0, start - 400), start) + 1 or max(0, start - 400)
+    if not _CURL_BEFORE.search(text, line, start):
+        return None
+    return _if_not_reference(match)
+
+
 def _aws_secret(match: re.Match[str]) -> tuple[int, int] | None:
     """40 characters of base64 with no prefix of their own: taken when random (mixed case,
     digits, high entropy), standing alone, and not a line of a base64 blob or certificate."""
     value, text = match.group(), match.string
     if _AWS_EXAMPLE.fullmatch(value) or not (
-        _random(value)
-        and any(c.isdigit() for c in value)
-        and shannon_entropy(value) >= AWS_SECRET_MIN_ENTROPY
+        _random(value) and _has_digit(value) and shannon_entropy(value) >= AWS_SECRET_MIN_ENTROPY
     ):
         return None
     if _BLOB_LINE_BEFORE.search(text, max(0, match.start() - 64), match.start()):
@@ -532,15 +548,15 @@ RULES: list[Rule] = [
     Rule(
         "token",
         _regex(
-            r"(?:Authorization|authorization|AUTHORIZATION)[\"']?[ \t]*+[:=][ \t]*+[\"']?[ \t]*+"
-            r"(?i:bearer|basic|token)[ \t]++(?P<s>[^\s\"',;\\]{1,4096}+)",
+            rf"(?:Authorization|authorization|AUTHORIZATION)[\"']?{_SP}[:=]{_SP}[\"']?{_SP}"
+            rf"(?i:bearer|basic|token){_SP1}(?P<s>[^\s\"',;\\]{{1,4096}}+)",
             _if_not_reference,
         ),
     ),
     Rule(
         "token",
         _regex(
-            r"(?:Bearer|bearer|BEARER)[ \t]++(?P<s>[A-Za-z0-9\-._~+/]{16,4096}+=*+)",
+            r"(?:Bearer|bearer|BEARER)[ \t]{1,64}+(?P<s>[A-Za-z0-9\-._~+/]{16,4096}+={0,2}+)",
             _if_not_benign,
         ),
     ),
@@ -556,9 +572,10 @@ RULES: list[Rule] = [
     Rule(
         "password",
         _regex(
-            r"curl[ \t](?:[^\r\n;|&]{0,400}?[ \t])?(?:-[A-Za-z]{0,8}u|--user)(?:[ \t]++|=)"
+            r"-(?:[A-Za-z]{0,8}u|-user)(?:[ \t]{1,64}+|=)"
             r"\\{0,3}[\"']?[^\s:\"'\\]{0,128}:(?P<s>[^\s\"'\\]{1,256}+)",
-            _if_not_reference,
+            _curl_password,
+            standalone=False,
         ),
     ),
     Rule(
@@ -573,8 +590,8 @@ RULES: list[Rule] = [
     Rule(
         "high_entropy",
         _regex(
-            r"(?m)(?:^|(?<=\\n))[ \t]*+(?:export[ \t]++)?(?P<name>[A-Z][A-Z0-9_]{0,80}+)[ \t]*+="
-            r"[ \t]*+[\"']?(?P<s>[A-Za-z0-9+/=_\-.~]{20,4096}+)(?=[\"']?[ \t]*+(?:#|$|\\n))",
+            rf"(?m)(?:^|(?<=\\n)){_SP}(?:export{_SP1})?(?P<name>[A-Z][A-Z0-9_]{{0,80}}+){_SP}="
+            rf"{_SP}[\"']?(?P<s>[A-Za-z0-9+/=_\-.~]{{20,4096}}+)(?=[\"']?{_SP}(?:#|$|\\n))",
             _env_entropy,
             standalone=False,
         ),
