@@ -135,16 +135,20 @@ _NOT_REAL = re.compile(
 )
 # Counts, sizes, versions and durations: `12`, `^3.910.0`, `3600s`, `15m`, `512Mi`, `0.5`.
 _NUMBER = re.compile(
-    r"(?i)[\^~<>=v]{0,2}[-+]?\d[\d_,.]{0,30}(?:ms|s|m|h|d|w|y|k|kb|mb|gb|ki|mi|gi|b|px|%)?"
+    r"(?i)[\^~<>=v]{0,2}[-+]?\d[\d_,.]{0,30}(?:[e^][-+]?\d{1,4})?"
+    r"(?:ms|s|m|h|d|w|y|k|kb|mb|gb|ki|mi|gi|b|px|%)?"
 )
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-]{1,200}(?:/[\w.\-]{0,200}){1,40}")
-_CODE_CHAIN = re.compile(r"[a-z_][a-z0-9_]{2,40}(?:\.[A-Za-z_]\w{0,40}){1,10}")
+# Code, not a value: `config.db_password2`, `auth[2]`, `sim_auth[0]`.
+_CODE_CHAIN = re.compile(
+    r"[a-z_][a-z0-9_]{2,40}(?:\.[A-Za-z_]\w{0,40}){1,10}|[A-Za-z_]\w{0,40}\[.{0,512}"
+)
 _URL = re.compile(r"[a-z][a-z0-9+.\-]{0,30}://")
 _CONSTANT = re.compile(r"[A-Z][A-Z_]{2,80}")
 _DIGIT = re.compile(r"\d")
 _WORDS_NOT_SECRET = {
     "none", "null", "nil", "true", "false", "''", '""', "<redacted>", "***", "xxx", "changeme",
-    "password", "secret", "token", "required", "optional", "string", "str",
+    "password", "secret", "token", "required", "optional", "string", "str", "pass", "pw", "pwd",
 }  # fmt: skip
 _REFERENCE_OPENINGS = (
     "$", "%", "<", "{", "[", "(", "@", "!", "*", "os.", "settings.", "env.", "process.env",
@@ -234,7 +238,7 @@ _META_PARTS = {
 _SHELL_NAMES = {"pwd", "oldpwd"}  # the shell's working directories
 _VALUE = (
     r"(?:(?P<q>\\{0,3}[\"'])(?P<quoted>(?:(?!(?P=q))[^\r\n]){1,512}?)(?P=q)"
-    r"|\\{0,3}[\"']?(?P<bare>[^\s,;}\]\)\"'`\\<>]{1,512}+))"
+    r"|\\{0,3}[\"']?(?P<bare>[^\s,;&}\]\)\"'`\\<>]{1,512}+))"
 )
 _ASSIGNED = re.compile(
     rf"\\{{0,3}}[\"']?[ \t]{{0,64}}+(?::=|=>|:(?!:)|=(?!=))[ \t]{{0,64}}+{_VALUE}"
@@ -549,7 +553,7 @@ RULES: list[Rule] = [
         "token",
         _regex(
             rf"(?:Authorization|authorization|AUTHORIZATION)[\"']?{_SP}[:=]{_SP}[\"']?{_SP}"
-            rf"(?i:bearer|basic|token){_SP1}(?P<s>[^\s\"',;\\]{{1,4096}}+)",
+            rf"(?i:bearer|basic|token){_SP1}(?P<s>[A-Za-z0-9][^\s\"',;\\]{{7,4096}}+)",
             _if_not_reference,
         ),
     ),

@@ -364,6 +364,14 @@ ORDINARY = [
     "eyebrows and eyelashes are both hair; a newsletter is not",
     "ewaste.recycling.example.org is the new host",
     "The API key is passed in the X-Api-Key header (see docs/auth.md).",
+    # Found by running the redactor over this repository and parts of the standard library.
+    "password = auth[2]",
+    "smtp.user, smtp.password = sim_auth[0], sim_auth[1]",
+    "curl 'localhost:8000/sessions/demo/context?max_tokens=2000&explain=true'",
+    "`GET …/context?max_tokens=10^24`",
+    "`postgresql://user:pass@host:5432/db`",
+    "a URL's own credentials have their rule (`://user:pw@`)",
+    "| 16 | `Authorization: bearer …` / `BEARER …` | accepted |",
 ]
 
 
