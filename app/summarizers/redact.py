@@ -53,7 +53,7 @@ AWS_SECRET_MIN_ENTROPY = 4.5
 class Hit(NamedTuple):
     start: int
     end: int
-    kind: str
+    kind: str  # "" from a finder: the kind of its rule
 
 
 Finder = Callable[[str], Iterator[Hit]]
@@ -71,9 +71,9 @@ class Rule:
 # a transcript inside a JSON string): a line break may be `\n`, `\\n` or `\\\\n` literally.
 _SP = r"[ \t]{0,64}+"  # spaces, bounded and possessive like every repetition here
 _SP1 = r"[ \t]{1,64}+"
-_NL = r"(?:[ \t]{0,64}+(?:\r?\n|(?:\\{1,4}r)?\\{1,4}n)[ \t]{0,64}+)"
+_NL = rf"(?:{_SP}(?:\r?\n|(?:\\{{1,4}}r)?\\{{1,4}}n){_SP})"
 _B64_CHAR = r"(?:[A-Za-z0-9+/=]|\\{1,4}/)"  # JSON may escape `/`
-_LINE_END = r"(?=[ \t]{0,64}+(?:[\r\n\"'\\\-]|$))"  # at the end of its line (or meeting `-----END`)
+_LINE_END = rf"(?={_SP}(?:[\r\n\"'\\\-]|$))"  # at the end of its line (or meeting `-----END`)
 # A line of a key: 16+ characters may be followed by anything after a space (a key quoted in a
 # sentence); a shorter one must end its line, so a word after a key is not taken for base64.
 _B64_LINE = rf"(?:{_B64_CHAR}{{16,4096}}+(?=[\s\"'\\\-]|$)|{_B64_CHAR}{{1,15}}+{_LINE_END})"
@@ -86,7 +86,7 @@ _KEY_HEADER = (
 # base64 chunks after spaces. Stops at the first line that is neither.
 _KEY_BODY = (
     rf"(?:{_NL}{{1,3}}(?:{_KEY_HEADER}|{_B64_LINE})"
-    rf"|[ \t]{{0,64}}+{_B64_CHAR}{{16,4096}}+(?=[\s\"'\\\-]|$)){{0,512}}"
+    rf"|{_SP}{_B64_CHAR}{{16,4096}}+(?=[\s\"'\\\-]|$)){{0,512}}"
 )
 _KEY_LABEL = r"(?:[A-Z0-9]{1,12} ){0,4}PRIVATE KEY(?: BLOCK)?"
 _PEM_END = rf"-----END {_KEY_LABEL}-----"
@@ -104,13 +104,12 @@ def _regex(
     pattern: str,
     accept: Callable[[re.Match[str]], tuple[int, int] | None] | None = None,
     *,
-    flags: int = 0,
     standalone: bool = True,
 ) -> Finder:
     """A finder from a pattern: the span of group `s` (or the whole match), when `accept`
     (given the match) agrees. `standalone`: the match must not continue a word before it.
     Its hits carry no kind: the rule's is used."""
-    compiled = re.compile(pattern, flags)
+    compiled = re.compile(pattern)
     PATTERNS.append(compiled)
     group = "s" if "s" in compiled.groupindex else 0
 
@@ -357,6 +356,7 @@ MAX_KEY_CHARS = 16384  # an RSA-8192 PEM is ≈ 6.4 kB
 _END_LINE = re.compile(_PEM_END)
 _BREAK = re.compile(_NL)
 _B64_ONLY = re.compile(rf"[ \t]{{0,64}}{_B64_CHAR}{{0,4096}}+[ \t]{{0,64}}")
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]{16}")
 _B64_TAIL = re.compile(rf"(?<![A-Za-z0-9+/=]){_B64_CHAR}{{16,4096}}+[ \t]{{0,64}}\Z")
 
 
@@ -382,7 +382,7 @@ def _key_body_before_end(text: str) -> Iterator[Hit]:
         tail = _B64_TAIL.search(text, line_start, line_end)
         if tail is not None:
             start = tail.start()
-        if text[start : end_line.start()].strip(" \t\r\n\\rn"):
+        if _B64_RUN.search(text, start, end_line.start()):
             yield Hit(start, end_line.end(), "")
 
 
