@@ -118,6 +118,10 @@ def _samples() -> dict[str, Sample]:
         ),
         "pem": Sample(RSA_PEM, RSA_BODY, "private_key"),
         "pkcs8_pem": Sample(PKCS8_PEM, PKCS8_PEM.split("\n", 2)[1], "private_key"),
+        # A tool output cut short: the BEGIN line and part of the body, no END line.
+        "pem_cut_short": Sample(
+            "\n".join(RSA_PEM.split("\n")[:6]), "\n".join(RSA_PEM.split("\n")[1:6]), "private_key"
+        ),
         "pem_without_begin": Sample(
             RSA_PEM.split("\n", 3)[3], RSA_BODY.split("\n", 2)[2], "private_key"
         ),
@@ -127,7 +131,7 @@ def _samples() -> dict[str, Sample]:
             f"curl -sS -u deploy:{curl_pw} https://ci.internal/api", curl_pw, "password"
         ),
         "putty_key": _putty(),
-        "jwt": _jose(3),
+        "jwt_spaced_payload": _jose(3),
         "jwe": _jose(5),
     }
 

@@ -217,19 +217,20 @@ def test_issue_21_formats_in_every_placement(name: str, placement: str) -> None:
     assert f"[REDACTED:{sample.label}]" in redacted
 
 
-@pytest.mark.parametrize("name", ["jwt", "jwe"])
-def test_a_jose_token_goes_whole_and_is_labelled(name: str) -> None:
+@pytest.mark.parametrize(("name", "label"), [("jwt_spaced_payload", "jwt"), ("jwe", "jwe")])
+def test_a_jose_token_goes_whole_and_is_labelled(name: str, label: str) -> None:
     token = SAMPLES[name].text
     header, *_, signature = token.split(".")
     redacted = redact(f"Authorization header was {token}. Then it expired.")
-    assert redacted == f"Authorization header was [REDACTED:{name}]. Then it expired."
+    assert redacted == f"Authorization header was [REDACTED:{label}]. Then it expired."
     assert header not in redacted and signature not in redacted
 
 
-def test_a_json_escaped_pem_goes_with_its_body() -> None:
-    escaped = json.dumps({"private_key": RSA_PEM})
-    redacted = redact(escaped)
-    assert redacted == '{"private_key": "[REDACTED:private_key]"}'
+@pytest.mark.parametrize("lines", [6, None])  # cut short after 5 body lines, and whole
+def test_a_json_escaped_pem_goes_with_its_body(lines: int | None) -> None:
+    pem = "\n".join(RSA_PEM.split("\n")[:lines])
+    escaped = json.dumps({"private_key": pem, "next": 1})
+    assert redact(escaped) == '{"private_key": "[REDACTED:private_key]", "next": 1}'
 
 
 def test_a_pem_body_without_its_begin_line_goes_up_to_its_end_line() -> None:
