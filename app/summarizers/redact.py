@@ -749,34 +749,36 @@ def _map_content(content: Any, fn: TextMap, in_result: bool) -> Any:
 
 
 def _map_block(block: dict[str, Any], fn: TextMap, in_result: bool) -> dict[str, Any]:
+    """A content block: its own fields except the structural ones (ids, types, an image's
+    `source`); below them (a tool's `input`, a result's `content`) every string."""
     if block.get("type") == "tool_result":
         inner = _map_content(block.get("content", ""), fn, True)
         return block if inner is block.get("content", "") else {**block, "content": inner}
-    mapped: dict[str, Any] = _map_value(block, fn, in_result)
-    return mapped
+    mapped = {
+        k: v if k in _STRUCTURAL_KEYS else _map_value(v, fn, in_result) for k, v in block.items()
+    }
+    return block if _same(list(mapped.values()), list(block.values())) else mapped
 
 
 def _map_value(value: Any, fn: TextMap, in_result: bool) -> Any:
-    """Every string inside `value` through `fn`, except structural fields (ids, types)."""
+    """Every string inside `value` through `fn` (keys stay)."""
     if isinstance(value, str):
         return fn(value, in_result)
     if isinstance(value, list):
         items = [_map_value(v, fn, in_result) for v in value]
         return value if _same(items, value) else items
     if isinstance(value, dict):
-        mapped = {
-            k: v if k in _STRUCTURAL_KEYS else _map_value(v, fn, in_result)
-            for k, v in value.items()
-        }
+        mapped = {k: _map_value(v, fn, in_result) for k, v in value.items()}
         return value if _same(list(mapped.values()), list(value.values())) else mapped
     return value
 
 
 def _map_call(call: Mapping[str, Any], fn: TextMap) -> Mapping[str, Any]:
+    """An OpenAI tool call: its `arguments` (a JSON string, or an object some clients send)."""
     function = call.get("function")
-    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+    if not isinstance(function, dict) or "arguments" not in function:
         return call
-    arguments = fn(function["arguments"], False)
+    arguments = _map_value(function["arguments"], fn, False)
     if arguments is function["arguments"]:
         return call
     return {**call, "function": {**function, "arguments": arguments}}

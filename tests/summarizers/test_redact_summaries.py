@@ -195,11 +195,12 @@ def test_every_string_a_summarizer_reads_is_redacted_and_ids_stay() -> None:
     calls[0]["function"]["arguments"] = f'{{"command": "export KEY={secret}"}}'  # type: ignore[index]
     messages = conversation(
         ("user", [{"type": "text", "text": f"use {secret}"}]),
-        ("assistant", [{"type": "tool_use", "id": "t1", "name": "w", "input": {"a": [secret]}}]),
+        ("assistant", [{"type": "tool_use", "id": "t1", "name": "w", "input": {"data": [secret]}}]),
         ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": secret}]),
         ("assistant", [{"type": "thinking", "thinking": secret, "signature": "c2ln"}]),
         ("assistant", "", {"tool_calls": calls}),
         ("tool", secret, {"tool_call_id": "c1"}),
+        ("assistant", "", {"tool_calls": [{**calls[0], "function": {"arguments": {"k": secret}}}]}),
     )
     redacted = redact_messages(messages)
     assert secret not in str([(m.content, m.tool_calls) for m in redacted])
