@@ -147,10 +147,12 @@ _CONSTANT = re.compile(r"[A-Z][A-Z_]{2,80}")
 _DIGIT = re.compile(r"\d")
 _WORDS_NOT_SECRET = {
     "none", "null", "nil", "true", "false", "''", '""', "<redacted>", "***", "xxx", "changeme",
-    "password", "secret", "token", "required", "optional", "string", "str", "pass", "pw", "pwd",
+    "password", "secret", "token", "required", "optional", "string", "str", "pass", "passwd",
+    "pw", "pwd",
 }  # fmt: skip
+_ALPHABET_RUNS = ("abcdef", "ABCDEF", "012345")
 _REFERENCE_OPENINGS = (
-    "$", "%", "<", "{", "[", "(", "@", "!", "*", "os.", "settings.", "env.", "process.env",
+    "$", "%", "<", "{", "[", "(", "@", "!", "*", "#", "os.", "settings.", "env.", "process.env",
     "config.", "self.", "this.", "secrets.", "vault:",
 )  # fmt: skip
 # AWS's documentation examples (`AKIAIOSFODNN7EXAMPLE`, `…/bPxRfiCYEXAMPLEKEY`): public.
@@ -167,9 +169,19 @@ def shannon_entropy(value: str) -> float:
 
 
 def _random(value: str) -> bool:
-    """Mixed case and high entropy: how generated keys look, and words and code do not."""
+    """Mixed case and high entropy: how generated keys look, and words and code do not (nor an
+    alphabet written out, `abc…XYZ0123456789`)."""
     mixed_case = value.lower() != value != value.upper()
-    return mixed_case and shannon_entropy(value) > ENTROPY_THRESHOLD_BITS
+    if not mixed_case or any(run in value for run in _ALPHABET_RUNS):
+        return False
+    return shannon_entropy(value) > ENTROPY_THRESHOLD_BITS
+
+
+def _generated_letters(value: str) -> bool:
+    """A letters-only value that is random, not a long identifier: its case changes every one
+    or two letters (`QkZxLmPwRtYv…`), where words (`AbstractTokenProvider`) run longer."""
+    parts = _NAME_PARTS.findall(value)
+    return bool(parts) and len(value) / len(parts) < 3 and _random(value)
 
 
 def _has_digit(value: str) -> bool:
@@ -196,12 +208,12 @@ def _is_benign_value(value: str) -> bool:
         return True
     if _URL.match(bare):  # a URL's own credentials have their rule (`://user:pw@`)
         return True
-    if (_PATH.fullmatch(bare) or _CODE_CHAIN.fullmatch(bare)) and not _random(bare):
+    if _CODE_CHAIN.fullmatch(bare) or (_PATH.fullmatch(bare) and not _random(bare)):
         return True
     # No digit at all: a word, an identifier or an expression in code (`cacheReadTokens`,
     # `'test-key'`), unless long and random (a letters-only token).
     if not _has_digit(bare):
-        return not (len(bare) >= MIN_ENTROPY_VALUE_LENGTH and _random(bare))
+        return not (len(bare) >= MIN_ENTROPY_VALUE_LENGTH and _generated_letters(bare))
     return False
 
 
@@ -219,6 +231,11 @@ _SECRET_PARTS = {
     "token", "tokens", "credential", "credentials", "apikey", "apikeys", "privatekey",
     "secretkey", "accesskey",
 }  # fmt: skip
+# Words run together in one part (`PGPASSWORD`, `GITHUBTOKEN`); not `pass` (`bypass`, `compass`).
+_SECRET_ENDINGS = (
+    "password", "passwd", "passphrase", "secret", "token", "credential", "credentials",
+    "apikey", "privatekey", "secretkey", "accesskey",
+)  # fmt: skip
 _KEY_QUALIFIERS = {
     "api", "access", "private", "secret", "signing", "encryption", "master", "account",
     "session", "shared", "auth", "client", "storage", "license", "deploy",
@@ -251,7 +268,7 @@ def is_secret_name(name: str) -> bool:
     parts = [p.lower() for p in _NAME_PARTS.findall(name)]
     if not parts or parts[-1] in _META_PARTS or name.lower() in _SHELL_NAMES:
         return False
-    if any(p in _SECRET_PARTS for p in parts):
+    if any(p in _SECRET_PARTS or p.endswith(_SECRET_ENDINGS) for p in parts):
         return True
     return any(p in ("key", "keys") and q in _KEY_QUALIFIERS for q, p in pairwise(parts))
 
@@ -278,8 +295,8 @@ def _pairs(text: str) -> Iterator[Hit]:
         if begin in names:
             continue
         names.add(begin)
-        if text[max(0, begin - 2) : begin] == "${":  # `${API_KEY:+set}` is an expansion
-            continue
+        if text[max(0, begin - 2) : begin] == "${" or text[begin - 1 : begin] == ":":
+            continue  # `${API_KEY:+set}` is an expansion; `arn:…:secret:name` an identifier
         name = text[begin:end]
         if not is_secret_name(name):
             continue
@@ -386,6 +403,12 @@ def _key_body_before_end(text: str) -> Iterator[Hit]:
             yield Hit(start, end_line.end(), "")
 
 
+def _with_body(match: re.Match[str]) -> tuple[int, int] | None:
+    """A key file's first line alone (`the file starts with -----BEGIN RSA PRIVATE KEY-----`)
+    holds nothing secret."""
+    return match.span() if _B64_RUN.search(match.group()) else None
+
+
 def _jose(match: re.Match[str]) -> tuple[int, int] | None:
     """A JWT (3 parts) or JWE (5 parts) whose first part decodes to a JOSE header."""
     token = match.group()
@@ -478,6 +501,7 @@ def _if_random(match: re.Match[str]) -> tuple[int, int] | None:
     return match.span("s") if _random(value) else None
 
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w{0,80}(?:\.[A-Za-z_]\w{0,80}){1,20}")
 _BLOB_LINE_BEFORE = re.compile(rf"[A-Za-z0-9+/=]{{40}}{_NL}\Z")
 _BLOB_LINE_AFTER = re.compile(rf"={{0,2}}{_NL}(?:[A-Za-z0-9+/]{{40}}|-----END )")
 
@@ -518,6 +542,8 @@ def _env_entropy(match: re.Match[str]) -> tuple[int, int] | None:
     name, value = match.group("name"), match.group("s")
     if _NAME_PARTS.findall(name)[-1].lower() in _META_PARTS or value.startswith("/"):
         return None
+    if _DOTTED_NAME.fullmatch(value):  # `OID_X = SignatureAlgorithmOID.RSA_WITH_SHA256`
+        return None
     return _if_random(match)
 
 
@@ -527,11 +553,15 @@ RULES: list[Rule] = [
         "private_key",
         _regex(
             rf"-----BEGIN {_KEY_LABEL}-----{_KEY_BODY}(?:{_NL}{{0,3}}{_PEM_END})?",
+            _with_body,
             standalone=False,
         ),
     ),
     Rule("private_key", _key_body_before_end),
-    Rule("private_key", _regex(rf"PuTTY-User-Key-File-\d{{1,2}}:[^\r\n\\]{{0,256}}+{_KEY_BODY}")),
+    Rule(
+        "private_key",
+        _regex(rf"PuTTY-User-Key-File-\d{{1,2}}:[^\r\n\\]{{0,256}}+{_KEY_BODY}", _with_body),
+    ),
     Rule(
         "private_key",
         _regex(rf"(?<![A-Za-z0-9+/]){_DER_KEY_OPENING}[A-Za-z0-9+/=]{{0,4096}}+{_KEY_BODY}"),
@@ -585,7 +615,7 @@ RULES: list[Rule] = [
     Rule(
         "aws_secret_key",
         _regex(
-            r"(?:(?<=\\[nrt])|(?<![A-Za-z0-9/+=\\]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+            r"(?:(?<=\\[nrt])|(?<![^\s\"'`=:(\[{,;|>]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
             _aws_secret,
             standalone=False,
         ),
