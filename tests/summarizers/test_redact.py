@@ -395,3 +395,12 @@ def test_ordinary_code_and_config_are_untouched(text: str) -> None:
     assert redact(text) == text
     escaped = json.dumps({"stdout": text})  # and as a tool's JSON output
     assert redact(escaped) == escaped
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    """Summaries are redacted again when read back (a previous summary, an LLM's transcript)."""
+    texts = [f(s.text) for s in SAMPLES.values() for f in PLACEMENTS.values()]
+    texts += [f(v) for v in FAMILIES.values() for f in PLACEMENTS.values()]
+    for text in texts:
+        once = redact(text)
+        assert redact(once) == once
