@@ -691,12 +691,13 @@ def redact_joined(pieces: Sequence[str]) -> list[str]:
     out, offset = [], 0
     for piece in pieces:
         end = offset + len(piece)
+        # The joined text's spans, clipped to this piece (rank 1: the piece's own kinds win).
         local = [
-            (max(s, offset) - offset, min(e, end) - offset, 99, k)
+            (max(s, offset) - offset, min(e, end) - offset, 1, k)
             for s, e, k in across
             if s < end and e > offset
         ]
-        own = [(s, e, r, k) for r, (s, e, k) in enumerate(find_secrets(piece))]
+        own = [(s, e, 0, k) for s, e, k in find_secrets(piece)]
         out.append(_apply(piece, _merge(own + local)))
         offset = end
     return out
