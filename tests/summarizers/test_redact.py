@@ -19,6 +19,7 @@ from tests.summarizers.secret_samples import (
     SAMPLES,
     R,
     b64,
+    b64url,
     survivors,
 )
 
@@ -404,3 +405,11 @@ def test_redacting_twice_changes_nothing_more() -> None:
     for text in texts:
         once = redact(text)
         assert redact(once) == once
+
+
+def test_a_jwt_whose_payload_looks_like_an_aws_secret_goes_whole_as_a_jwt() -> None:
+    """Reported: only the 40-character middle went, labelled `aws_secret_key`."""
+    header = b64url(b'{"alg":"HS256","typ":"JWT"}')
+    payload = "Qz7xK2mP9vL4tR8wN3bYa1B2c3D4e5F6g7H8i9J0"  # 40 characters, random-looking
+    token = f"{header}.{payload}.{b64url(bytes(range(32)))}"
+    assert redact(f"token {token} used") == "token [REDACTED:jwt] used"
