@@ -19,7 +19,7 @@ from app.core.settings import Settings
 from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.chunking import chunk_budget, plan_chunks
 from app.summarizers.prompts import SYSTEM_PROMPT, build_prompt, render_transcript
-from app.summarizers.redact import redact
+from app.summarizers.redact import redact, redact_messages
 from app.summarizers.rule import rule_summary
 from app.tokens.base import TokenCounter
 
@@ -96,7 +96,10 @@ class AnthropicSummarizer:
     async def _fold(self, request: SummaryRequest, usage: Usage) -> str:
         budget = chunk_budget(self.settings.summary_input_tokens, request.max_summary_tokens)
         summary = redact(request.previous_summary) if request.previous_summary else None
-        chunks = plan_chunks(request.messages, budget, self.counter) or [[]]
+        # Redacted before chunking: a message too large for one call is cut to fit, and a cut
+        # through a key would leave a piece no pattern recognises.
+        messages = redact_messages(request.messages)
+        chunks = plan_chunks(messages, budget, self.counter) or [[]]
         for chunk in chunks:
             transcript = redact(render_transcript(chunk))
             summary = await self._call(summary, transcript, request, usage)

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 
 from app.engine.types import Message
 from app.summarizers.base import SummaryRequest, SummaryResult
-from app.summarizers.redact import redact
+from app.summarizers.redact import redact, redact_messages
 from app.summarizers.rule.extract import extract
 from app.summarizers.rule.facts import Kind
 from app.summarizers.rule.parse import parse_summary
@@ -28,7 +28,9 @@ def rule_summary(
     `kinds` keeps only those fact kinds (the hybrid summarizer keeps files, commands, errors).
     """
     facts = parse_summary(redact(previous) if previous else None)
-    extract(messages, facts)
+    # Secrets go before any excerpt is cut (a 400-character task, an error line): a cut
+    # through a key leaves a piece that no pattern recognises any more.
+    extract(redact_messages(messages), facts)
     # The working directory is how the kept file paths read: it goes wherever files go.
     items = [i for i in facts.items() if kinds is None or i.kind in kinds or i.kind == "workdir"]
     text = fit(items, budget, counter)
