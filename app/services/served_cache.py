@@ -53,6 +53,15 @@ log = get_logger("foldwise.served_cache")
 
 # A body bigger than this share of the cache would evict most of it for one session.
 MAX_ENTRY_SHARE = 0.25
+# What an entry holds beyond the bytes of its body and key, charged to the cache so that the
+# process memory it takes stays under FOLDWISE_CONTEXT_CACHE_BYTES (measured with tracemalloc:
+# tests/api/test_served_cache_memory.py): the key tuple, the Entry, the Stamp and its
+# SessionVersion, the LRU node; each prefix-chain fingerprint of the record; each message of
+# the snapshot (the object, its id and metadata; its text at ~4 bytes a stored token).
+ENTRY_OVERHEAD = 1_500
+CHAIN_ITEM_BYTES = 90
+MESSAGE_OVERHEAD = 700
+TEXT_BYTES_PER_TOKEN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +100,8 @@ class ServedContextCache:
     def __init__(self, max_bytes: int, reader: StampReader | None = None) -> None:
         self.max_bytes = max_bytes
         self.size = 0
-        self.hits = 0  # this cache's own count (`/metrics` sums every cache of the process)
+        self.hits = 0  # this cache's own counts (`/metrics` sums every cache of the process)
+        self.evicted = 0
         self.reader: StampReader = reader or _NoReader()  # set when the engine exists
         self.driver_snapshot: DriverSnapshot | None = None  # reads on the reader's connections
         self.records = ServedRecords()  # the records this replica served last, per model
@@ -107,11 +117,9 @@ class ServedContextCache:
         return entry
 
     def put(self, key: Hashable, entry: Entry, key_bytes: int = 0) -> None:
-        """Keep `entry`; its size is its body, its snapshot's messages (about four bytes a
-        stored token) and `key_bytes` (a long query string counts)."""
+        """Keep `entry`, charged what it holds (`entry_size`; `key_bytes`: the key's strings)."""
         self.discard(key)
-        held = 4 * sum(m.tokens for m in entry.snapshot.messages) if entry.snapshot else 0
-        entry = replace(entry, size=len(entry.body) + held + key_bytes)
+        entry = replace(entry, size=entry_size(entry, key_bytes))
         if entry.size > self.max_bytes * MAX_ENTRY_SHARE:
             return
         self._entries[key] = entry
@@ -119,6 +127,7 @@ class ServedContextCache:
         while self.size > self.max_bytes:
             _, evicted = self._entries.popitem(last=False)
             self._resize(-evicted.size)
+            self.evicted += 1
             CONTEXT_CACHE_EVICTIONS.inc()
 
     def discard(self, key: Hashable) -> None:
@@ -129,6 +138,18 @@ class ServedContextCache:
     def _resize(self, delta: int) -> None:
         self.size += delta
         CONTEXT_CACHE_BYTES.inc(delta)  # a sum over the caches of this process
+
+
+def entry_size(entry: Entry, key_bytes: int) -> int:
+    """The bytes `entry` keeps alive (see ENTRY_OVERHEAD)."""
+    record = entry.stamp.record
+    chain = record.get("chain") if isinstance(record, dict) else None
+    size = len(entry.body) + key_bytes + ENTRY_OVERHEAD
+    size += CHAIN_ITEM_BYTES * len(chain) if isinstance(chain, list) else 0
+    if entry.snapshot is not None:
+        messages = entry.snapshot.messages
+        size += sum(TEXT_BYTES_PER_TOKEN * m.tokens + MESSAGE_OVERHEAD for m in messages)
+    return size
 
 
 def cache_key(
@@ -214,7 +235,7 @@ async def serve_context(
         if served.settled:
             body = render(replayed(response, served))
             entry = Entry(served_stamp(served), served.model, served.family, body, served.snapshot)
-            cache.put(key, entry, len(query))
+            cache.put(key, entry, len(query) + len(assembler.tenant) + len(session_id))
         else:
             cache.discard(key)
     return render(response)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from app.core.settings import Settings
 from app.main import create_app
 from app.services.context import ContextAssembler, ContextOptions, Snapshot
-from app.services.served_cache import Entry, ServedContextCache, Stamp, cache_key
+from app.services.served_cache import ENTRY_OVERHEAD, Entry, ServedContextCache, Stamp, cache_key
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
 from tests.conftest import MakeClient, make_settings
@@ -196,18 +196,19 @@ class TestWhatIsCached:
         assert plain != cache_key("t", "s", b"max_tokens=9&explain=true", ContextOptions())
 
     def test_bounded_by_bytes_least_recently_used_out(self) -> None:
-        cache = ServedContextCache(max_bytes=100)
+        unit = ENTRY_OVERHEAD + 25  # an entry of 25 body bytes, charged with its bookkeeping
+        cache = ServedContextCache(max_bytes=4 * unit)
         stamp = Stamp(version=None, calibration=None, record=None)  # type: ignore[arg-type]
         for key in "abcd":
             cache.put(key, Entry(stamp, "m", "f", b"x" * 25))
         assert cache.get("a") is not None  # now the most recent
         cache.put("e", Entry(stamp, "m", "f", b"x" * 25))
         assert cache.get("b") is None and cache.get("a") is not None
-        assert cache.size == 100 and len(cache) == 4
+        assert cache.size == 4 * unit and len(cache) == 4
         cache.put("huge", Entry(stamp, "m", "f", b"x" * 26))  # over a quarter: not kept
         assert cache.get("huge") is None and len(cache) == 4
         cache.put("long query", Entry(stamp, "m", "f", b"x" * 5), key_bytes=21)  # 26 in all
-        assert cache.get("long query") is None and cache.size == 100
+        assert cache.get("long query") is None and cache.size == 4 * unit
 
 
 async def test_the_cache_can_be_turned_off(make_client: MakeClient, db_url: str) -> None:

@@ -53,3 +53,39 @@ async def test_write_scope_commits_and_read_scope_sees_it(db_file: Path) -> None
         assert await read_value(factory) == 3
     finally:
         await engine.dispose()
+
+
+async def test_writers_of_one_process_queue_in_order_and_a_nested_unit_does_not_wait(
+    db_file: Path,
+) -> None:
+    """The write gate: one SQLite write unit at a time per process, first come first served
+    (no busy-handler sleeps), re-entrant within a task."""
+    engine = create_engine(f"sqlite:///{db_file}")
+    factory = create_sessionmaker(engine)
+    order: list[str] = []
+    inside = 0
+
+    async def write(name: str, hold: float) -> None:
+        nonlocal inside
+        async with session_scope(factory) as db:
+            inside += 1
+            assert inside == 1, "two write units of one process at once"
+            order.append(name)
+            await db.execute(text("UPDATE t SET x = x + 1"))
+            await asyncio.sleep(hold)
+            inside -= 1
+
+    async def nested() -> None:
+        # The second unit opens inside the first: it would deadlock without re-entry.
+        async with session_scope(factory), session_scope(factory) as inner:
+            order.append("nested")
+            await inner.execute(text("SELECT x FROM t"))
+
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(*(write(f"w{i}", 0.02) for i in range(8)), nested()), timeout=10
+        )
+        assert order == [f"w{i}" for i in range(8)] + ["nested"]
+        assert await read_value(factory) == 9
+    finally:
+        await engine.dispose()
