@@ -105,24 +105,37 @@ def extends(base: Any, record: Mapping[str, Any]) -> bool:
     )
 
 
+# What one remembered record keeps alive: the dict, its key, and ~90 bytes a chain item.
+RECORD_OVERHEAD, CHAIN_ITEM_BYTES = 1_000, 90
+
+
 class ServedRecords:
     """The record of the context last served per (tenant, session pk, model) on this replica,
-    least recently used out past `max_entries`."""
+    least recently used out past `max_bytes` (16 MiB: thousands of active sessions)."""
 
-    def __init__(self, max_entries: int = 4096) -> None:
-        self.max_entries = max_entries
-        self._records: OrderedDict[tuple[str, int, str], dict[str, Any]] = OrderedDict()
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._records: OrderedDict[tuple[str, int, str], tuple[dict[str, Any], int]] = OrderedDict()
 
     def previous(self, key: tuple[str, int, str], recorded: Any) -> Any:
         """The record to compare with: ours when it extends the recorded one, else that."""
-        mine = self._records.get(key)
+        found = self._records.get(key)
+        mine = found[0] if found is not None else None
         return mine if mine is not None and extends(recorded, mine) else recorded
 
     def remember(self, key: tuple[str, int, str], record: dict[str, Any]) -> None:
-        self._records[key] = record
-        self._records.move_to_end(key)
-        while len(self._records) > self.max_entries:
-            self._records.popitem(last=False)
+        self.forget(key)
+        size = RECORD_OVERHEAD + CHAIN_ITEM_BYTES * len(record["chain"])
+        self._records[key] = (record, size)
+        self.size += size
+        while self.size > self.max_bytes:
+            self.size -= self._records.popitem(last=False)[1][1]
+
+    def forget(self, key: tuple[str, int, str]) -> None:
+        found = self._records.pop(key, None)
+        if found is not None:
+            self.size -= found[1]
 
 
 def previous_anchor(previous: Any, version: int) -> int | None:

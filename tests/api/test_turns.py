@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from app.core.metrics import CONTEXT_LOADS
 from app.main import create_app
 from app.repositories.context import ContextRepository
+from app.services.prompt_cache import ServedRecords
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, turns
 from tests.conftest import MakeClient, make_settings
@@ -162,3 +163,15 @@ async def test_a_context_built_on_the_last_one_is_the_full_assembly_byte_for_byt
         assert bodies[0] == bodies[1]
         assert bodies[0]["usage"]["total_tokens"] <= bodies[0]["usage"]["budget"]
     assert loads("appended") > built  # the first world did build on what it served
+
+
+def test_the_records_a_replica_remembers_are_bounded_by_their_bytes() -> None:
+    records = ServedRecords(max_bytes=100_000)
+    shape = {"version": 0, "anchor": None, "settings": "s", "limit": 8000, "pruned": 0}
+    chain = [f"{n:016x}" for n in range(100)]
+    for pk in range(1_000):
+        records.remember(("t", pk, "m"), {**shape, "chain": chain, "through_seq": 10})
+    assert records.size <= 100_000
+    recorded = {**shape, "chain": chain[:50], "through_seq": 5}
+    assert records.previous(("t", 0, "m"), recorded) is recorded  # the oldest went first
+    assert records.previous(("t", 999, "m"), recorded)["through_seq"] == 10  # it extends it
