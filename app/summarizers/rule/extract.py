@@ -27,7 +27,8 @@ from app.summarizers.rule.paths import absolute, infer_workdir
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
+# Within one line: `^\s*` would rescan a run of blank lines from each of its newlines.
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t\r]*$", re.MULTILINE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\n+")
 _CONSTRAINT = re.compile(
     r"(?i)\b(?:must|mustn't|don't|do not|never|always|only|make sure|ensure|without|"
@@ -57,7 +58,8 @@ EDITOR_OPENERS = {"open", "create"}
 EDITOR_CHANGERS = {"edit", "insert"}
 _SESSION = re.compile(r"Process running with session ID (\d+)")
 # `mix test 2>&1 | tail -5` and `mix test` are one command for resolving its failures.
-_COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/null")
+_REDIRECTS = re.compile(r" 2>(?:&1|/dev/null)")
+_PAGER = re.compile(r"(?:tail|head)\b")
 
 
 def sentences(text: str) -> list[str]:
@@ -282,11 +284,18 @@ class _Walker:
 
 
 def command_key(command: str) -> str:
-    """A command without output plumbing (`2>&1`, `| tail -5`), whitespace collapsed."""
-    previous = None
-    while previous != command:
-        previous, command = command, _COMMAND_NOISE.sub("", command)
-    return " ".join(command.split())
+    """A command without output plumbing (`2>&1`, `| tail -5`), whitespace collapsed.
+
+    Whitespace is collapsed first, so no pattern scans a run of it; trailing pagers are
+    dropped by walking back over `|`s, each segment read once."""
+    command = " ".join(command.split())
+    command = _REDIRECTS.sub("", command)  # once: repeating it is quadratic in nested ones
+    end = len(command)
+    while (bar := command.rfind("|", 0, end)) >= 0:
+        if not _PAGER.match(command[bar + 1 : end].strip()):
+            break
+        end = bar
+    return command[:end].strip()
 
 
 def same_command(failed: str, succeeded: str) -> bool:
