@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Sequence
 
 from app.engine.types import Message
@@ -48,7 +49,12 @@ class RuleSummarizer:
         self.counter = counter
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        text = rule_summary(
-            request.messages, request.previous_summary, request.max_summary_tokens, self.counter
+        # Pure CPU over up to a whole request body: a worker thread keeps the event loop free.
+        text = await asyncio.to_thread(
+            rule_summary,
+            request.messages,
+            request.previous_summary,
+            request.max_summary_tokens,
+            self.counter,
         )
         return SummaryResult(text=text, tokens=self.counter.count_text(text), method="rule")

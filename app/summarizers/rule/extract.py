@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from app.core.deadline import check_deadline
 from app.engine.text import content_text
 from app.engine.types import Message
 from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
@@ -319,6 +320,7 @@ def extract(messages: Sequence[Message], facts: Facts) -> None:
     """Add the facts of `messages` (in order) to `facts`."""
     walker = _Walker(facts)
     for message in messages:
+        check_deadline()  # a worker thread cannot be cancelled: it stops with its request
         _visit(walker, message)
     walker.pending()
     walker.close_questions()
