@@ -46,16 +46,14 @@ CACHE_MIN_CHARS = 512
 CACHE_MAX_CHARS = 32_000_000  # ≈ 32 MB of ASCII text kept as keys, per encoding
 # tiktoken's work on one long pre-token (a run of letters, blanks or punctuation) is
 # superlinear (2.4× per doubling: 1.8 s for 2M newlines, 1 s for 2M "e"), and past ~1M
-# spaces its pre-tokenizer panics (a Rust stack overflow, raised as a BaseException). Such
-# a run is counted in pieces of RUN_PIECE_CHARS, within a few tokens of the whole count;
-# text without one (any prose, code or log) is counted exactly as tiktoken does.
-LONG_RUN_CHARS = 8192
-RUN_PIECE_CHARS = 4096
-# A run of letters (one word to the pre-tokenizer), or of blanks and punctuation, matched
-# from its first character only, so every character is read once.
-_LONG_RUN = re.compile(
-    rf"(?<![^\W\d_])[^\W\d_]{{{LONG_RUN_CHARS},}}|(?<![\W_])[\W_]{{{LONG_RUN_CHARS},}}"
-)
+# spaces its pre-tokenizer panics (a Rust stack overflow, raised as a BaseException). A text
+# longer than LONG_TEXT_CHARS is encoded in pieces of at least PIECE_CHARS, each ending before
+# a space that follows a non-blank: the pre-tokenizer splits there anyway, so the sum is the
+# exact count. A stretch of LONG_TEXT_CHARS without such a space (one long pre-token) is cut
+# every PIECE_CHARS, within a few tokens of the whole count.
+LONG_TEXT_CHARS = 8192
+PIECE_CHARS = 4096
+_NON_BLANK = re.compile(r"\S")
 
 
 def _json(value: Any) -> str:
@@ -99,16 +97,11 @@ class TiktokenCounter:
         return count
 
     def _encoded_length(self, text: str) -> int:
-        if len(text) < LONG_RUN_CHARS:
-            return len(self._encode(text))
         count, start = 0, 0
-        for run in _LONG_RUN.finditer(text):
-            # Cut inside the run only, every RUN_PIECE_CHARS, leaving its end with what follows.
-            for cut in range(
-                run.start() + RUN_PIECE_CHARS, run.end() - RUN_PIECE_CHARS, RUN_PIECE_CHARS
-            ):
-                count += len(self._encode(text[start:cut]))
-                start = cut
+        while len(text) - start > LONG_TEXT_CHARS:
+            end = _piece_end(text, start)
+            count += len(self._encode(text[start:end]))
+            start = end
         return count + len(self._encode(text[start:]))
 
     def clear_cache(self) -> None:
@@ -185,6 +178,21 @@ class TiktokenCounter:
         (over the tools as rendered for the requested format) both use it.
         """
         return sum(TOKENS_PER_TOOL + self.count_text(_json(tool)) for tool in tools)
+
+
+def _piece_end(text: str, start: int) -> int:
+    """Where the piece of `text` from `start` ends: before the first space past PIECE_CHARS
+    that follows a non-blank, else at PIECE_CHARS. Reads at most LONG_TEXT_CHARS."""
+    limit = start + LONG_TEXT_CHARS
+    space = text.find(" ", start + PIECE_CHARS, limit)
+    while space >= 0:
+        if not text[space - 1].isspace():
+            return space
+        blank_run_end = _NON_BLANK.search(text, space, limit)
+        if blank_run_end is None:
+            break
+        space = text.find(" ", blank_run_end.start(), limit)
+    return start + PIECE_CHARS
 
 
 @functools.cache

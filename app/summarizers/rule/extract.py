@@ -25,6 +25,7 @@ from app.summarizers.rule.outcomes import (
 )
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.paths import absolute, infer_workdir
+from app.summarizers.rule.scan import excerpt
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -330,14 +331,13 @@ def extract(messages: Sequence[Message], facts: Facts) -> None:
 
 def _visit(walker: _Walker, message: Message) -> None:
     if message.role == "tool":
-        walker.result(
-            message.tool_call_id or "", message.name, content_text(message.content), False
-        )
+        body = excerpt(content_text(message.content))
+        walker.result(message.tool_call_id or "", message.name, body, False)
         return
     if message.role == "system":
         return
     blocks = message.content if isinstance(message.content, list) else [message.content]
-    texts = [t for t in (_block_text(b).strip() for b in blocks) if t]
+    texts = [t for t in (excerpt(_block_text(b)).strip() for b in blocks) if t]
     if texts and message.role == "user":
         walker.user_text(texts)
     elif texts:
@@ -349,7 +349,7 @@ def _visit(walker: _Walker, message: Message) -> None:
             name, args = str(block.get("name", "")), block.get("input")
             walker.call(classify_call(str(block.get("id", "")), name, args))
         elif block.get("type") == "tool_result":
-            body = content_text(block.get("content", ""))
+            body = excerpt(content_text(block.get("content", "")))
             walker.result(
                 str(block.get("tool_use_id", "")), None, body, bool(block.get("is_error"))
             )

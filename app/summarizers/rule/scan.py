@@ -62,3 +62,23 @@ def between(text: str, opening: str, closing: str) -> str | None:
         return None
     end = text.find(closing, start + len(opening))
     return None if end < 0 else text[start + len(opening) : end]
+
+
+# The rule summarizer reads at most this much of one text, its head and its tail: a request,
+# an error line, an exit status or a tally sits near one end, and a summary quotes a few
+# hundred characters of it. Every regex then runs over a bounded text, so none holds the GIL
+# (and the event loop with it) for long, whatever a message's size.
+READ_HEAD_CHARS = 32_768
+READ_TAIL_CHARS = 32_768
+ELIDED = "\n…\n"
+
+
+def excerpt(text: str) -> str:
+    """`text`, or its head and tail cut at line breaks when it is longer than both."""
+    if len(text) <= READ_HEAD_CHARS + READ_TAIL_CHARS:
+        return text
+    head = text.rfind("\n", 0, READ_HEAD_CHARS)
+    head = head if head > 0 else READ_HEAD_CHARS
+    tail = text.find("\n", len(text) - READ_TAIL_CHARS)
+    tail = tail if tail >= 0 else len(text) - READ_TAIL_CHARS
+    return text[:head] + ELIDED + text[tail:].lstrip("\n")
