@@ -22,7 +22,7 @@ from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.chunking import chunk_budget, plan_chunks
 from app.summarizers.prompts import SYSTEM_PROMPT, build_prompt, render_transcript
 from app.summarizers.redact import redact
-from app.summarizers.rule import rule_summary
+from app.summarizers.rule import rule_summary, said_lines
 from app.tokens.base import TokenCounter
 
 # Openings of replies that decline instead of summarizing.
@@ -99,7 +99,7 @@ class AnthropicSummarizer:
         budget = chunk_budget(self.settings.summary_input_tokens, request.max_summary_tokens)
         # Reading the transcript is CPU work over the whole request: worker threads do it.
         previous = request.previous_summary
-        summary = await asyncio.to_thread(redact, previous) if previous else None
+        summary = await asyncio.to_thread(_redacted_summary, previous) if previous else None
         chunks = await asyncio.to_thread(plan_chunks, request.messages, budget, self.counter)
         for chunk in chunks or [[]]:
             transcript = await asyncio.to_thread(_redacted_transcript, chunk)
@@ -149,6 +149,10 @@ class AnthropicSummarizer:
         return await asyncio.to_thread(
             rule_fallback, request, self.counter, reason, self.model, usage
         )
+
+
+def _redacted_summary(summary: str) -> str:
+    return redact(said_lines(summary))
 
 
 def _redacted_transcript(chunk: Sequence[Message]) -> str:

@@ -10,8 +10,9 @@ most ~4× (a quadratic step is 16×):
   pre-token — makes no calls a profiler could count. It is the only measure that sees it, so
   its bound is loose (8× for 4× the input) and tiny timings are not compared.
 
-Redaction (app/summarizers/redact.py) has its own linearity tests and owner; the previous
-summary is read here from after it (`parse_summary`).
+Redaction (app/summarizers/redact.py) has its own owner and tests; the previous summary
+reaches it without its blank lines (a run of them was quadratic there), and is read here
+both through `rule_summary` (redaction included) and from after it (`parse_summary`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ PATHS: dict[str, Callable[[str], object]] = {
     "rule: assistant turn": lambda t: rule_summary([_turn("assistant", t)], None, 300, COUNTER),
     "rule: tool output": lambda t: rule_summary(_bash("pytest", t), None, 300, COUNTER),
     "rule: shell command": lambda t: rule_summary(_bash("cat " + t, "ok"), None, 300, COUNTER),
+    "rule: previous summary": lambda t: rule_summary(
+        [_turn("user", "Please fix the parser")], t, 300, COUNTER
+    ),
     "rule: one turn per line": lambda t: rule_summary(
         [_turn("user", line) for line in t.splitlines()[:2000] if line.strip()], None, 300, COUNTER
     ),

@@ -75,9 +75,24 @@ async def _slowest_health_check(server: Server, body: dict[str, Any]) -> tuple[f
 async def test_healthz_answers_while_hostile_summaries_run(db_url: str, tmp_path: Path) -> None:
     server = Server(db_url, tmp_path).start()
     try:
-        for shape, messages in HOSTILE.items():
-            body = {"messages": messages, "strategy": "rule"}
+        bodies: list[tuple[str, dict[str, Any]]] = [
+            (shape, {"messages": messages, "strategy": "rule"})
+            for shape, messages in HOSTILE.items()
+        ]
+        summary = "Task: fix it\n" + "\n" * SIZE + "x"
+        turn = [{"role": "user", "content": "go on"}]
+        bodies.append(
+            (
+                "blank lines in a previous summary",
+                {"messages": turn, "previous_summary": summary, "strategy": "rule"},
+            )
+        )
+        for shape, body in bodies:
             slowest, status = await _slowest_health_check(server, body)
+            if slowest >= LATENCY_S:
+                # Once more: a loop blocked by the work is blocked every time, while a pause of
+                # this shared machine's scheduler does not come back at the same place.
+                slowest, status = await _slowest_health_check(server, body)
             assert status == 200, shape
             assert slowest < LATENCY_S, f"{shape}: /healthz took {slowest * 1000:.0f} ms"
     finally:

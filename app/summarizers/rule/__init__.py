@@ -14,7 +14,7 @@ from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.render import fit, truncate_to_tokens
 from app.tokens.base import TokenCounter
 
-__all__ = ["RuleSummarizer", "rule_summary", "truncate_to_tokens"]
+__all__ = ["RuleSummarizer", "rule_summary", "said_lines", "truncate_to_tokens"]
 
 
 def rule_summary(
@@ -28,7 +28,7 @@ def rule_summary(
 
     `kinds` keeps only those fact kinds (the hybrid summarizer keeps files, commands, errors).
     """
-    facts = parse_summary(redact(previous) if previous else None)
+    facts = parse_summary(redact(said_lines(previous)) if previous else None)
     extract(messages, facts)
     # The working directory is how the kept file paths read: it goes wherever files go.
     items = [i for i in facts.items() if kinds is None or i.kind in kinds or i.kind == "workdir"]
@@ -40,6 +40,12 @@ def rule_summary(
         if counter.count_text(redacted) <= budget
         else truncate_to_tokens(redacted, budget, counter)
     )
+
+
+def said_lines(summary: str) -> str:
+    """`summary` without its blank lines: a summary's reader skips them, and redaction rescans
+    a run of them from each of its line breaks (40,000 of them took 40 s)."""
+    return "\n".join(line for line in summary.splitlines() if line.strip())
 
 
 class RuleSummarizer:
