@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from app.engine.prune import excerpted
 from app.engine.text import block_text
 from app.engine.truncate import truncate_message, truncate_text
 from app.schemas.door import check_json
@@ -111,6 +112,7 @@ PATHS: dict[str, Callable[[str], object]] = {
     ),
     "truncation": lambda t: truncate_text(t, 50, COUNTER),
     "message truncation": lambda t: truncate_message(_turn("user", t), 50, COUNTER),
+    "prune excerpt": lambda t: excerpted(_turn("user", [{"type": "text", "text": t}]), COUNTER),
     "counting": _counted,
     "door": lambda t: check_json({"role": "user", "content": [{"type": "text", "text": t}]}),
 }
