@@ -127,6 +127,12 @@ class ServiceUnavailable(FoldwiseError):
     code = "service_unavailable"
 
 
+class RequestTimeout(ServiceUnavailable):
+    """The request passed FOLDWISE_REQUEST_TIMEOUT_S (app/core/deadline.py)."""
+
+    code = "request_timeout"
+
+
 class NoMessages(NotFound):
     code = "no_messages"
 

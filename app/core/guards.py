@@ -1,8 +1,8 @@
 """Request guards: a deadline per request, and a 500 that ends only its own response.
 
 Pure ASGI, so nothing is buffered. A request still running at its deadline is cancelled and
-answered 503 `request_timeout` (CPU work already handed to a thread finishes there, bounded
-by the linear engine and the body limit; the event loop and every other request go on). An
+answered 503 `request_timeout`; CPU work already handed to a thread stops at its next
+`check_deadline()` (app/core/deadline.py), and the event loop and every other request go on. An
 exception no handler knew becomes the 500 envelope *here*, inside the server: uvicorn would
 otherwise close the keep-alive connection after its own 500.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.core.deadline import deadline_after
 from app.core.logging import get_logger
 
 log = get_logger("foldwise.guards")
@@ -50,8 +51,11 @@ class RequestGuardMiddleware:
 
         failure: tuple[int, str, str, dict[str, Any]] | None = None
         try:
-            async with asyncio.timeout(self.deadline_s):
-                await self.app(scope, receive, tracking_send)
+            # The deadline is also handed to the request's work (deadline.py): a worker thread
+            # cannot be cancelled, so its loops stop themselves when the deadline passes.
+            with deadline_after(self.deadline_s):
+                async with asyncio.timeout(self.deadline_s):
+                    await self.app(scope, receive, tracking_send)
         except TimeoutError:
             log.warning(
                 "request %s %s passed its %ss deadline",

@@ -63,6 +63,9 @@ class Settings(BaseSettings, ContextSettings):
     # connection is closed; idle keep-alive connections close after keep_alive_s.
     header_timeout_s: float = Field(10.0, gt=0)
     body_timeout_s: float = Field(30.0, gt=0)
+    # A client that stops reading its response (the send buffer stays full, or stops
+    # shrinking) for send_timeout_s is disconnected and its buffered response dropped.
+    send_timeout_s: float = Field(30.0, gt=0)
     keep_alive_s: int = Field(5, ge=1)
     log_level: str = "info"
     access_log: bool = False

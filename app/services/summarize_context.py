@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,7 +42,8 @@ async def summarize_transcript(
     """Fold `previous_summary` + `messages` into one summary; the summarize response
     (docs/reference.md §Routes) as a dict."""
     counter = counter or default_counter(settings)
-    folded = to_messages(messages, counter)
+    # Validating and counting the transcript is CPU work over the whole body: off the loop.
+    folded = await asyncio.to_thread(to_messages, messages, counter)
     request = SummaryRequest(
         messages=folded,
         previous_summary=previous_summary or None,

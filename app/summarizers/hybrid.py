@@ -8,6 +8,8 @@ gets the rest. If the LLM fails, the whole fold falls back to `rule`, like `llm`
 
 from __future__ import annotations
 
+import asyncio
+
 from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.llm import AnthropicSummarizer, Usage, rule_fallback
 from app.summarizers.rule import rule_summary, truncate_to_tokens
@@ -46,8 +48,14 @@ class HybridSummarizer:
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
         previous_facts, previous_narrative = split_hybrid(request.previous_summary)
         facts_budget = int(request.max_summary_tokens * FACTS_SHARE)
-        facts = rule_summary(
-            request.messages, previous_facts, facts_budget, self.counter, kinds=FACT_KINDS
+        # The rule half is pure CPU over the whole transcript: off the event loop.
+        facts = await asyncio.to_thread(
+            rule_summary,
+            request.messages,
+            previous_facts,
+            facts_budget,
+            self.counter,
+            kinds=FACT_KINDS,
         )
         header_tokens = self.counter.count_text(f"\n{NARRATIVE_HEADER}\n")
         narrative_budget = max(
@@ -63,7 +71,9 @@ class HybridSummarizer:
         if narrative.method == "fallback":
             usage = Usage(narrative.tokens_in, narrative.tokens_out)
             reason = narrative.fallback or "llm unavailable"
-            return rule_fallback(request, self.counter, reason, narrative.model, usage)
+            return await asyncio.to_thread(
+                rule_fallback, request, self.counter, reason, narrative.model, usage
+            )
         body = f"{facts}\n{NARRATIVE_HEADER}\n{narrative.text}" if facts else narrative.text
         text = truncate_to_tokens(body, request.max_summary_tokens, self.counter)
         return SummaryResult(

@@ -10,17 +10,19 @@ its messages, so a result always covers exactly the messages it was given.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anthropic
 
 from app.core.settings import Settings
+from app.engine.types import Message
 from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.chunking import chunk_budget, plan_chunks
 from app.summarizers.prompts import SYSTEM_PROMPT, build_prompt, render_transcript
 from app.summarizers.redact import redact, redact_messages
-from app.summarizers.rule import rule_summary
+from app.summarizers.rule import rule_summary, said_lines
 from app.tokens.base import TokenCounter
 
 # Openings of replies that decline instead of summarizing.
@@ -71,8 +73,8 @@ class AnthropicSummarizer:
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
         if not request.messages:  # nothing new to read: re-fit the previous summary, no call
-            text = rule_summary(
-                [], request.previous_summary, request.max_summary_tokens, self.counter
+            text = await asyncio.to_thread(
+                rule_summary, [], request.previous_summary, request.max_summary_tokens, self.counter
             )
             return SummaryResult(text=text, tokens=self.counter.count_text(text), method="rule")
         usage = Usage()
@@ -80,10 +82,10 @@ class AnthropicSummarizer:
             async with asyncio.timeout(self.deadline):
                 text = await self._fold(request, usage)
         except TimeoutError:
-            return self._fallback(request, f"timeout after {self.deadline}s", usage)
+            return await self._fallback(request, f"timeout after {self.deadline}s", usage)
         except Exception as exc:  # every failure class becomes a fallback, never an error
-            return self._fallback(request, describe_error(exc), usage)
-        text = self._fit(text, request.max_summary_tokens)
+            return await self._fallback(request, describe_error(exc), usage)
+        text = await asyncio.to_thread(self._fit, text, request.max_summary_tokens)
         return SummaryResult(
             text=text,
             tokens=self.counter.count_text(text),
@@ -95,13 +97,15 @@ class AnthropicSummarizer:
 
     async def _fold(self, request: SummaryRequest, usage: Usage) -> str:
         budget = chunk_budget(self.settings.summary_input_tokens, request.max_summary_tokens)
-        summary = redact(request.previous_summary) if request.previous_summary else None
-        # Redacted before chunking: a message too large for one call is cut to fit, and a cut
-        # through a key would leave a piece no pattern recognises.
-        messages = redact_messages(request.messages)
-        chunks = plan_chunks(messages, budget, self.counter) or [[]]
-        for chunk in chunks:
-            transcript = redact(render_transcript(chunk))
+        # Reading the transcript is CPU work over the whole request: worker threads do it.
+        # Messages are redacted before chunking: a message too large for one call is cut to
+        # fit, and a cut through a key would leave a piece no pattern recognises.
+        previous = request.previous_summary
+        summary = await asyncio.to_thread(_redacted_summary, previous) if previous else None
+        messages = await asyncio.to_thread(redact_messages, request.messages)
+        chunks = await asyncio.to_thread(plan_chunks, messages, budget, self.counter)
+        for chunk in chunks or [[]]:
+            transcript = await asyncio.to_thread(_redacted_transcript, chunk)
             summary = await self._call(summary, transcript, request, usage)
         assert summary is not None
         return summary
@@ -144,8 +148,18 @@ class AnthropicSummarizer:
             return text
         return rule_summary([], text, budget, self.counter)
 
-    def _fallback(self, request: SummaryRequest, reason: str, usage: Usage) -> SummaryResult:
-        return rule_fallback(request, self.counter, reason, self.model, usage)
+    async def _fallback(self, request: SummaryRequest, reason: str, usage: Usage) -> SummaryResult:
+        return await asyncio.to_thread(
+            rule_fallback, request, self.counter, reason, self.model, usage
+        )
+
+
+def _redacted_summary(summary: str) -> str:
+    return redact(said_lines(summary))
+
+
+def _redacted_transcript(chunk: Sequence[Message]) -> str:
+    return redact(render_transcript(chunk))
 
 
 def rule_fallback(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,16 @@ TOKENS_PER_TOOL = 8
 # Short texts encode faster than they hash and compare, so they are not cached.
 CACHE_MIN_CHARS = 512
 CACHE_MAX_CHARS = 32_000_000  # ≈ 32 MB of ASCII text kept as keys, per encoding
+# tiktoken's work on one long pre-token (a run of letters, blanks or punctuation) is
+# superlinear (2.4× per doubling: 1.8 s for 2M newlines, 1 s for 2M "e"), and past ~1M
+# spaces its pre-tokenizer panics (a Rust stack overflow, raised as a BaseException). A text
+# longer than LONG_TEXT_CHARS is encoded in pieces of at least PIECE_CHARS, each ending before
+# a space that follows a non-blank: the pre-tokenizer splits there anyway, so the sum is the
+# exact count. A stretch of LONG_TEXT_CHARS without such a space (one long pre-token) is cut
+# every PIECE_CHARS, within a few tokens of the whole count.
+LONG_TEXT_CHARS = 8192
+PIECE_CHARS = 4096
+_NON_BLANK = re.compile(r"\S")
 
 
 def _json(value: Any) -> str:
@@ -75,7 +86,7 @@ class TiktokenCounter:
             if count is not None:
                 self._long_counts.move_to_end(text)
                 return count
-        count = len(self._encode(text))  # outside the lock: tiktoken releases the GIL
+        count = self._encoded_length(text)  # outside the lock: tiktoken releases the GIL
         with self._cache_lock:
             if text not in self._long_counts:
                 self._long_counts[text] = count
@@ -84,6 +95,14 @@ class TiktokenCounter:
                 evicted, _ = self._long_counts.popitem(last=False)
                 self._long_chars -= len(evicted)
         return count
+
+    def _encoded_length(self, text: str) -> int:
+        count, start = 0, 0
+        while len(text) - start > LONG_TEXT_CHARS:
+            end = _piece_end(text, start)
+            count += len(self._encode(text[start:end]))
+            start = end
+        return count + len(self._encode(text[start:]))
 
     def clear_cache(self) -> None:
         """Forget remembered counts (benchmarks measure cold counting with it)."""
@@ -159,6 +178,21 @@ class TiktokenCounter:
         (over the tools as rendered for the requested format) both use it.
         """
         return sum(TOKENS_PER_TOOL + self.count_text(_json(tool)) for tool in tools)
+
+
+def _piece_end(text: str, start: int) -> int:
+    """Where the piece of `text` from `start` ends: before the first space past PIECE_CHARS
+    that follows a non-blank, else at PIECE_CHARS. Reads at most LONG_TEXT_CHARS."""
+    limit = start + LONG_TEXT_CHARS
+    space = text.find(" ", start + PIECE_CHARS, limit)
+    while space >= 0:
+        if not text[space - 1].isspace():
+            return space
+        blank_run_end = _NON_BLANK.search(text, space, limit)
+        if blank_run_end is None:
+            break
+        space = text.find(" ", blank_run_end.start(), limit)
+    return start + PIECE_CHARS
 
 
 @functools.cache

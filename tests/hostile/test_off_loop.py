@@ -13,7 +13,7 @@ import pytest
 
 from app.engine.assemble import assemble
 from app.services.context import INLINE_MAX_MESSAGES, INLINE_MAX_TOKENS
-from app.summarizers.rule import RuleSummarizer
+from app.summarizers.rule import rule_summary
 from app.tokens.counter import TiktokenCounter
 from tests.factories import assistant, user
 
@@ -38,13 +38,10 @@ async def test_assembly_counting_and_rule_folds_run_off_the_loop(
         "count_message",
         _recording(where["count"], TiktokenCounter.count_message),
     )
-    original = RuleSummarizer.summarize
-
-    async def summarize(self: RuleSummarizer, request: Any) -> Any:
-        where["rule"].append(threading.current_thread().name)
-        return await original(self, request)
-
-    monkeypatch.setattr(RuleSummarizer, "summarize", summarize)
+    # The summarizer's coroutine may run on the loop: its CPU work (rule_summary) may not.
+    monkeypatch.setattr(
+        "app.summarizers.rule.rule_summary", _recording(where["rule"], rule_summary)
+    )
 
     assert (await client.post("/sessions", json={"id": "s"})).status_code == 201
     # Over the bound of the loop before the fold and after it (~200 tokens a message).

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Request
 
 from app.api.deps import SettingsDep, Tenant
@@ -22,7 +20,9 @@ async def summarize_context(
 ) -> SummarizeResponse:
     """Stateless: nothing is stored but the content-hash cache of LLM results."""
     rule = resolve_strategy(body.strategy, settings) == "rule"
-    work = summarize_transcript(
+    # Every CPU step (counting, the rule summarizer, redaction) runs in a worker thread that
+    # stops at the request's deadline (app/core/deadline.py); the LLM call awaits here.
+    result = await summarize_transcript(
         body.messages,
         settings=settings,
         strategy=body.strategy,
@@ -31,7 +31,4 @@ async def summarize_context(
         instructions=body.instructions,
         cache=None if rule else DbSummaryCache(request.app.state.sessionmaker),
     )
-    # The rule summarizer is pure CPU over up to 8 MiB: a worker thread with a loop of its own
-    # keeps this process's event loop free. The LLM path awaits the network here.
-    result = await (asyncio.to_thread(asyncio.run, work) if rule else work)
     return SummarizeResponse.model_validate(result)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from app.core.deadline import check_deadline
 from app.engine.text import content_text
 from app.engine.types import Message
 from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
@@ -24,10 +25,12 @@ from app.summarizers.rule.outcomes import (
 )
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.paths import absolute, infer_workdir
+from app.summarizers.rule.scan import excerpt
 from app.summarizers.rule.tools import ToolUse, classify_call
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
+# Within one line: `^\s*` would rescan a run of blank lines from each of its newlines.
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t\r]*$", re.MULTILINE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\n+")
 _CONSTRAINT = re.compile(
     r"(?i)\b(?:must|mustn't|don't|do not|never|always|only|make sure|ensure|without|"
@@ -57,7 +60,8 @@ EDITOR_OPENERS = {"open", "create"}
 EDITOR_CHANGERS = {"edit", "insert"}
 _SESSION = re.compile(r"Process running with session ID (\d+)")
 # `mix test 2>&1 | tail -5` and `mix test` are one command for resolving its failures.
-_COMMAND_NOISE = re.compile(r"\s+2>&1|\s*\|\s*(?:tail|head)\b[^|]*$|\s+2>/dev/null")
+_REDIRECTS = re.compile(r" 2>(?:&1|/dev/null)")
+_PAGER = re.compile(r"(?:tail|head)\b")
 
 
 def sentences(text: str) -> list[str]:
@@ -282,11 +286,18 @@ class _Walker:
 
 
 def command_key(command: str) -> str:
-    """A command without output plumbing (`2>&1`, `| tail -5`), whitespace collapsed."""
-    previous = None
-    while previous != command:
-        previous, command = command, _COMMAND_NOISE.sub("", command)
-    return " ".join(command.split())
+    """A command without output plumbing (`2>&1`, `| tail -5`), whitespace collapsed.
+
+    Whitespace is collapsed first, so no pattern scans a run of it; trailing pagers are
+    dropped by walking back over `|`s, each segment read once."""
+    command = " ".join(command.split())
+    command = _REDIRECTS.sub("", command)  # once: repeating it is quadratic in nested ones
+    end = len(command)
+    while (bar := command.rfind("|", 0, end)) >= 0:
+        if not _PAGER.match(command[bar + 1 : end].strip()):
+            break
+        end = bar
+    return command[:end].strip()
 
 
 def same_command(failed: str, succeeded: str) -> bool:
@@ -310,6 +321,7 @@ def extract(messages: Sequence[Message], facts: Facts) -> None:
     """Add the facts of `messages` (in order) to `facts`."""
     walker = _Walker(facts)
     for message in messages:
+        check_deadline()  # a worker thread cannot be cancelled: it stops with its request
         _visit(walker, message)
     walker.pending()
     walker.close_questions()
@@ -319,14 +331,13 @@ def extract(messages: Sequence[Message], facts: Facts) -> None:
 
 def _visit(walker: _Walker, message: Message) -> None:
     if message.role == "tool":
-        walker.result(
-            message.tool_call_id or "", message.name, content_text(message.content), False
-        )
+        body = excerpt(content_text(message.content))
+        walker.result(message.tool_call_id or "", message.name, body, False)
         return
     if message.role == "system":
         return
     blocks = message.content if isinstance(message.content, list) else [message.content]
-    texts = [t for t in (_block_text(b).strip() for b in blocks) if t]
+    texts = [t for t in (excerpt(_block_text(b)).strip() for b in blocks) if t]
     if texts and message.role == "user":
         walker.user_text(texts)
     elif texts:
@@ -338,7 +349,7 @@ def _visit(walker: _Walker, message: Message) -> None:
             name, args = str(block.get("name", "")), block.get("input")
             walker.call(classify_call(str(block.get("id", "")), name, args))
         elif block.get("type") == "tool_result":
-            body = content_text(block.get("content", ""))
+            body = excerpt(content_text(block.get("content", "")))
             walker.result(
                 str(block.get("tool_use_id", "")), None, body, bool(block.get("is_error"))
             )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.summarizers.rule.scan import between, cut_tail, drop_blocks
+
 # Whole tagged blocks, dropped with their content (the content is the harness talking).
 _TAGGED = (
     "system-reminder", "local-command-caveat", "local-command-stdout", "local-command-stderr",
@@ -25,9 +27,10 @@ _TAGGED = (
     "REPOSITORY_INSTRUCTIONS", "EXTRA_INFO", "turn_aborted", "session_context",
 )  # fmt: skip
 # Closed blocks only: a person writing "<environment_context>" in a question keeps the rest.
-_TAG_BLOCK = re.compile(r"<(" + "|".join(_TAGGED) + r")\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
+# Removed by a linear scan (scan.py): `<tag>.*?</tag>` is quadratic in unclosed openings.
+_TAG_OPEN = re.compile(r"<(" + "|".join(_TAGGED) + r")\b[^<>]*>", re.IGNORECASE)
+_TAG_CLOSE = {tag.lower(): re.compile(f"</{tag}>", re.IGNORECASE) for tag in _TAGGED}
 _COMMAND_NAME = re.compile(r"<command-name>\s*(/[^<\s]+)\s*</command-name>")
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 # A line that is only an opening or closing tag (`<steps CRITICAL="TRUE">`) is markup.
 _TAG_LINE = re.compile(r"^[ \t]*</?[A-Za-z][\w:-]*(?:\s[^<>\n]*)?>[ \t]*$", re.MULTILINE)
 # Messages that are boilerplate from their first words to their end.
@@ -51,18 +54,19 @@ _WHOLE_MESSAGE = re.compile(
 _CONTINUED = re.compile(
     r"^\s*This session is being continued from a previous conversation[^\n]*\n", re.IGNORECASE
 )
+# Tails are cut at the line break before their phrase (scan.cut_tail: `\n\s*PHRASE` would
+# rescan a run of blank lines from each of its newlines).
 _CONTINUED_TAIL = re.compile(
-    r"\n\s*Please continue the conversation from where we left off.*\Z", re.DOTALL | re.IGNORECASE
+    r"Please continue the conversation from where we left off", re.IGNORECASE
 )
 # SWE-agent and OpenHands append standing instructions to the issue text.
 _INSTRUCTIONS_TAIL = re.compile(
-    r"\n\s*(?:IMPORTANT: You should ONLY interact with the environment|"
-    r"When you think you have (?:fixed the issue|solved the task)).*\Z",
-    re.DOTALL,
+    r"IMPORTANT: You should ONLY interact with the environment|"
+    r"When you think you have (?:fixed the issue|solved the task)"
 )
 # SWE-agent's `INSTRUCTIONS:` tail, cut only after its own preamble: a person may well write
 # an "INSTRUCTIONS:" heading of their own.
-_SWE_AGENT_TAIL = re.compile(r"\n\s*INSTRUCTIONS:.*\Z", re.DOTALL)
+_SWE_AGENT_TAIL = re.compile(r"INSTRUCTIONS:")
 _SWE_AGENT = re.compile(r"^\s*We're currently solving the following ")
 # SWE-agent's issue preamble; a CTF preamble is kept (it names the challenge).
 _ISSUE_PREAMBLE = re.compile(
@@ -77,7 +81,7 @@ _AIDER_HEADER = re.compile(r"^# aider chat started at .*$", re.MULTILINE)
 # Where a harness says the session runs: Codex `<cwd>`, Claude Code's `Working directory:`,
 # Gemini CLI's set-up message, SWE-agent's prompt line `(Current directory: …)`.
 _CWD = re.compile(
-    r"<cwd>\s*(?P<tag>[^<\n]+?)\s*</cwd>"
+    r"<cwd>(?P<tag>[^<]*)</cwd>"
     r"|^(?:Working directory:|I'm currently working in the directory:)\s*(?P<line>/\S+)"
     r"|^\(Current directory: (?P<prompt>/[^)\s]*)\)",
     re.MULTILINE,
@@ -98,20 +102,20 @@ def split_user_text(text: str) -> UserText:
     """Remove harness boilerplate from one user text; keep a continued session's summary apart."""
     cwd = stated_cwd(text)
     name = _COMMAND_NAME.search(text)
-    args = _COMMAND_ARGS.search(text)
-    command = f"{name.group(1)} {args.group(1).strip() if args else ''}".strip() if name else None
+    args = between(text, "<command-args>", "</command-args>")
+    command = f"{name.group(1)} {args.strip() if args else ''}".strip() if name else None
     if _CONTINUED.match(text):
-        body = _CONTINUED_TAIL.sub("", _CONTINUED.sub("", text, count=1)).strip()
+        body = cut_tail(_CONTINUED.sub("", text, count=1), _CONTINUED_TAIL).strip()
         return UserText("", body or None, cwd, command)
     if _WHOLE_MESSAGE.match(text):
         return UserText("", None, cwd, command)
-    cleaned = _TAG_BLOCK.sub("", text)
+    cleaned = drop_blocks(text, _TAG_OPEN, _TAG_CLOSE)
     if _AIDER_MARK.search(cleaned):
         cleaned = _QUOTED_LINE.sub("", cleaned)
     cleaned = _AIDER_HEADER.sub("", _AIDER_PROMPT.sub("", cleaned))
     if _SWE_AGENT.match(cleaned):
-        cleaned = _SWE_AGENT_TAIL.sub("", _ISSUE_PREAMBLE.sub("", cleaned, count=1))
-    cleaned = _INSTRUCTIONS_TAIL.sub("", cleaned)
+        cleaned = cut_tail(_ISSUE_PREAMBLE.sub("", cleaned, count=1), _SWE_AGENT_TAIL)
+    cleaned = cut_tail(cleaned, _INSTRUCTIONS_TAIL)
     cleaned = _TAG_LINE.sub("", cleaned)
     if _WHOLE_MESSAGE.match(cleaned):
         return UserText("", None, cwd, command)
@@ -120,8 +124,17 @@ def split_user_text(text: str) -> UserText:
 
 def stated_cwd(text: str) -> str | None:
     """The working directory a harness states in `text`, if any (the last one said)."""
-    found = [m.group("tag") or m.group("line") or m.group("prompt") for m in _CWD.finditer(text)]
-    return found[-1] if found else None
+    found = [_cwd(m) for m in _CWD.finditer(text)]
+    said = [cwd for cwd in found if cwd]
+    return said[-1] if said else None
+
+
+def _cwd(match: re.Match[str]) -> str | None:
+    tag = match.group("tag")
+    if tag is None:
+        return match.group("line") or match.group("prompt")
+    tag = tag.strip()  # stripped here: `\s*` around a lazy group rescans long blank runs
+    return tag if tag and "\n" not in tag else None
 
 
 def aider_edits(text: str) -> list[str]:

@@ -9,6 +9,7 @@ three useful things — the exception or assertion, which tests failed, and the 
 from __future__ import annotations
 
 import re
+import string
 
 MAX_ERROR_LINE_CHARS = 300
 
@@ -49,12 +50,12 @@ _DIFF_LINE = re.compile(
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR)\s+\S+(?:::|\.py|_test|\.test\.)")
 # Tallies: pytest `7 failed, 54 passed in 1.2s`, ExUnit `61 tests, 7 failures`, jest
 # `Tests: 2 failed, 10 passed`, cargo `test result: FAILED. 3 passed; 1 failed`.
-_TALLY = re.compile(
-    r"\b\d+ (?:failed|failures?|errors?)\b.*\b\d+ (?:passed|tests?|total)\b"
-    r"|\b\d+ (?:passed|tests?)\b.*\b\d+ (?:failed|failures?|errors?)\b",
-    re.IGNORECASE,
-)
-_TALLY_FRAME = re.compile(r"^[=\-\s]+|[=\-\s]+$")
+# Each half is searched on its own (tally() below): `A.*B` rescans the line from every A.
+_TALLY_FAILED = re.compile(r"\b\d+ (?:failed|failures?|errors?)\b", re.IGNORECASE)
+_TALLY_PASSED = re.compile(r"\b\d+ (?:passed|tests?|total)\b", re.IGNORECASE)
+_TALLY_RAN = re.compile(r"\b\d+ (?:passed|tests?)\b", re.IGNORECASE)
+# pytest's `===== 1 failed in 0.1s =====` framing (str.strip: a regex `[=\s]+$` is quadratic).
+_TALLY_FRAME = "=-" + string.whitespace
 # Framing around a shell result, not its content: Claude Code's `Exit code 1`, Codex CLI's
 # `Chunk ID: …`, `Wall time: …`, `Process exited with code 1`, `Original token count: …`.
 _FRAMING = re.compile(
@@ -94,9 +95,7 @@ def error_lines(text: str) -> list[str]:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     error = first_error_line("\n".join(line for line in lines if not _DIFF_LINE.match(line)))
     failed = [line for line in lines if _FAILED_TEST.match(line)]
-    tally = next(
-        (_TALLY_FRAME.sub("", line) for line in reversed(lines) if _TALLY.search(line)), None
-    )
+    tally = next((line.strip(_TALLY_FRAME) for line in reversed(lines) if is_tally(line)), None)
     found = [error] if error and not _FAILED_TEST.match(error) else []
     found += [cap(line) for line in failed[:MAX_FAILED_IDS]]
     if len(failed) > MAX_FAILED_IDS:
@@ -106,6 +105,17 @@ def error_lines(text: str) -> list[str]:
         found = [cap(line) for line in lines if not _FRAMING.match(line)][:1]
         found = found or [cap(line) for line in lines if _STATUS_LINE.search(line)][:1]
     return list(dict.fromkeys(found))
+
+
+def is_tally(line: str) -> bool:
+    """Whether `line` counts failures and passes (in either order), like a test run's tally."""
+    return _follows(line, _TALLY_FAILED, _TALLY_PASSED) or _follows(line, _TALLY_RAN, _TALLY_FAILED)
+
+
+def _follows(line: str, first: re.Pattern[str], then: re.Pattern[str]) -> bool:
+    """Whether a `then` match starts after the end of the first `first` match."""
+    match = first.search(line)
+    return match is not None and then.search(line, match.end()) is not None
 
 
 def failed_tally(text: str) -> bool:

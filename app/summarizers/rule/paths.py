@@ -19,10 +19,11 @@ _HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 WORKDIR_SHARE = 0.6
 MIN_WORKDIR_DEPTH = 2
 NEARLY_ALL = 0.9
+MAX_PATH_CHARS = 300  # as is_path_like
 
 
 def is_path_like(value: str) -> bool:
-    if not value or len(value) > 300 or "://" in value or value.startswith("-"):
+    if not value or len(value) > MAX_PATH_CHARS or "://" in value or value.startswith("-"):
         return False
     if not _PATH_LIKE.match(value):
         return False
@@ -32,14 +33,18 @@ def is_path_like(value: str) -> bool:
 def infer_workdir(paths: Iterable[str]) -> str | None:
     """Where the session ran: the directory that turns relative paths into known absolute
     ones, else the one most of the absolute `paths` (at least WORKDIR_SHARE) lie under."""
-    paths = list(paths)
+    # A longer "path" (a tool argument) is not a file, and each path costs its depth twice.
+    paths = [p for p in paths if len(p) <= MAX_PATH_CHARS]
     absolute = [p.rstrip("/") for p in paths if p.startswith("/")]
     # Best evidence: a relative path (`lib/b.ex`, from a shell command) that is the tail of an
     # absolute one (`/x/shop/lib/b.ex`, from an edit) says where the commands ran (`/x/shop`).
+    # Tails are looked up among every absolute path's tails: no pair of paths is compared.
     tails = {p.removeprefix("./") for p in paths if not p.startswith(("/", "~", "$", "../"))}
-    evidence = Counter(
-        path[: -len(tail) - 1] for path in absolute for tail in tails if path.endswith("/" + tail)
-    )
+    by_tail: dict[str, list[str]] = {}
+    for path in absolute:
+        for slash in _slashes(path):
+            by_tail.setdefault(path[slash + 1 :], []).append(path)
+    evidence = Counter(path[: -len(tail) - 1] for tail in tails for path in by_tail.get(tail, ()))
     if evidence:
         return min(evidence, key=lambda d: (-evidence[d], d))
     if len(absolute) < 2:
@@ -58,6 +63,10 @@ def infer_workdir(paths: Iterable[str]) -> str | None:
     most = max(counts[d] for d in candidates)
     close = [d for d in candidates if counts[d] >= NEARLY_ALL * most]
     return max(close, key=lambda d: (d.count("/"), d))
+
+
+def _slashes(path: str) -> list[int]:
+    return [i for i, char in enumerate(path) if char == "/"]
 
 
 def relative(path: str, workdir: str | None) -> str:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from app.core.deadline import check_deadline
 from app.engine.truncate import truncate_text
 from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item, normalize
 from app.summarizers.rule.paths import relative
@@ -331,6 +332,7 @@ def _restore(
 
     low, high = 0, len(swaps)
     while low < high:
+        check_deadline()
         middle = (low + high + 1) // 2
         if counter.count_text(_compact(swapped(middle))) <= budget:
             low = middle
@@ -379,6 +381,7 @@ def _fill(
     is offered again, at most FILL_ROUNDS times.
     """
     for _ in range(FILL_ROUNDS):
+        check_deadline()
         used = counter.count_text(_compact(kept))
         sections = {_section(i) for i in kept}
         added: list[Item] = []
@@ -408,6 +411,7 @@ def _fitting_prefix(
     """
     low, high = 0, len(extra)  # invariant: top-`low` fits (or low == 0), top-`high` may not
     while low < high:
+        check_deadline()
         middle = (low + high + 1) // 2
         if counter.count_text(_compact([*base, *extra[:middle]])) <= budget:
             low = middle

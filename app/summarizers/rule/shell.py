@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import deque
 from collections.abc import Iterator
 
 from app.summarizers.rule.paths import is_path_like
@@ -19,28 +20,37 @@ FileStatus = str  # "read" | "written" | "created" | "modified"
 
 _HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][\w.\-]*)\2")
 _PUNCTUATION = "();<>|&\n"
-# Punctuation inside quotes, swapped for private-use characters while lexing.
-_PROTECT = {c: chr(0xE000 + n) for n, c in enumerate(_PUNCTUATION)}
+_BLANKS = " \t\r"
+# Punctuation and blanks inside quotes, swapped for private-use characters while lexing.
+_PROTECT = {c: chr(0xE000 + n) for n, c in enumerate(_PUNCTUATION + _BLANKS)}
 _UNPROTECT = str.maketrans({v: k for k, v in _PROTECT.items()})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _WRAPPERS = {"sudo", "time", "nohup", "env", "exec", "command", "builtin", "nice"}
 READERS = {"cat", "head", "tail", "less", "more", "bat", "nl"}
 NOT_FILES = {"/dev/null", "/dev/stdout", "/dev/stderr", "-"}
+# shlex builds each token one character at a time (`token = token + char`), so its work is
+# quadratic in the longest token. No path is longer than PATH_MAX, and no operator longer
+# than a few characters: longer words become LONG_WORD and longer operator runs one `;`.
+MAX_WORD_CHARS = 4096
+MAX_OPERATOR_CHARS = 8
+LONG_WORD = "…"
+_WORD = re.compile(f"[^{re.escape(_PUNCTUATION + _BLANKS)}]+")
+_OPERATOR = re.compile(f"[{re.escape(_PUNCTUATION)}]+")
 
 
 def strip_heredocs(command: str) -> str:
     """`command` without heredoc bodies: each body, up to its delimiter line, is removed."""
     lines = command.split("\n")
     kept: list[str] = []
-    pending: list[tuple[bool, str]] = []  # (tabs stripped, delimiter) in order of appearance
+    pending: deque[tuple[bool, str]] = deque()  # (tabs stripped, delimiter) in order
     for line in lines:
         if pending:
             dash, word = pending[0]
             if (line.lstrip("\t") if dash else line).strip() == word:
-                pending.pop(0)
+                pending.popleft()
             continue
         kept.append(line)
-        pending = [(m.group(1) == "-", m.group(3)) for m in _HEREDOC.finditer(line)]
+        pending = deque((m.group(1) == "-", m.group(3)) for m in _HEREDOC.finditer(line))
     return "\n".join(kept)
 
 
@@ -57,7 +67,7 @@ def _raw_tokens(command: str) -> list[str] | None:
     punctuation inside quotes is swapped for private-use characters before lexing and swapped
     back in the words afterwards.
     """
-    text = _protect_quoted(strip_heredocs(command).replace("\\\n", " "))
+    text = _shortened(_protect_quoted(strip_heredocs(command).replace("\\\n", " ")))
     lexer = shlex.shlex(text, posix=True, punctuation_chars=_PUNCTUATION)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
@@ -66,6 +76,13 @@ def _raw_tokens(command: str) -> list[str] | None:
         return list(lexer)
     except ValueError:  # unbalanced quotes: no guess is better than a wrong file
         return None
+
+
+def _shortened(text: str) -> str:
+    """`text` with words and operator runs too long to be a path or an operator replaced
+    (quoted blanks and punctuation are protected by now, so a word is one run here)."""
+    text = _WORD.sub(lambda m: LONG_WORD if len(m.group()) > MAX_WORD_CHARS else m.group(), text)
+    return _OPERATOR.sub(lambda m: ";" if len(m.group()) > MAX_OPERATOR_CHARS else m.group(), text)
 
 
 def _protect_quoted(text: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.summarizers.rule.paths import is_path_like
+from app.summarizers.rule.scan import READ_HEAD_CHARS
 from app.summarizers.rule.shell import FileStatus, shell_files
 
 COMMAND_WORDS = {"bash", "shell", "sh", "zsh", "terminal", "exec", "execute", "run", "command"}
@@ -26,6 +27,7 @@ MODIFY_VERBS = {"edit", "update", "modify", "patch", "replace", "delete", "remov
 MODIFY_VERBS |= {"move", "append", "insert", "str", "multiedit", "rm", "apply"}
 SEARCH_WORDS = {"grep", "glob", "search", "find"}
 _HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_LINE_BREAK = re.compile(r"[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # str.splitlines()
 PATH_KEYS: tuple[str, ...] = ("path", "file_path", "filepath", "file", "filename", "target_file")
 PATH_KEYS += ("notebook_path", "target", "dest", "destination", "source", "src", "new_path")
 PATH_LIST_KEYS = ("paths", "files", "file_paths")
@@ -88,9 +90,11 @@ def name_words(name: str) -> list[str]:
 
 def one_line(text: str, limit: int = 200) -> str:
     """A command as one line: first line, with a marker when more was cut."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    first = lines[0].strip() if lines else ""
-    cut = len(lines) > 1 or len(first) > limit
+    text = text.strip()
+    # The first line only: splitting all of a long command into lines was work for nothing.
+    end = _LINE_BREAK.search(text)
+    first = (text[: end.start()] if end else text).strip()
+    cut = end is not None or len(first) > limit
     return (first[:limit] + " …") if cut else first
 
 
@@ -107,7 +111,8 @@ def classify_call(call_id: str, name: str, raw_args: Any) -> ToolUse:
         return ToolUse(call_id, name, args, files, None)
     helpers = _helper_files(args)
     if command is not None:
-        files = tuple(dict.fromkeys((*shell_files(command), *helpers)))
+        # The files a command touches are named in its head (a heredoc body is data).
+        files = tuple(dict.fromkeys((*shell_files(command[:READ_HEAD_CHARS]), *helpers)))
         return ToolUse(call_id, name, args, files, one_line(command))
     if helpers:
         return ToolUse(call_id, name, args, helpers, None)
