@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
 from dataclasses import dataclass
 
@@ -80,7 +81,9 @@ class BackgroundFolds:
         found = self._running.get(job.session_pk)
         if found is not None and not found.task.done():
             return found, False
-        task = asyncio.create_task(self._fold(job, coordinator))
+        # A context of its own: the fold outlives the request that started it, and must not
+        # stop at that request's deadline (app/core/deadline.py).
+        task = asyncio.create_task(self._fold(job, coordinator), context=contextvars.Context())
         found = self._running[job.session_pk] = _Running(task, time.monotonic())
         task.add_done_callback(lambda _: self._forget(job.session_pk, task))
         return found, True

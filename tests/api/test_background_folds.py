@@ -6,19 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import httpx
 import pytest
 
+from app.core.deadline import check_deadline, deadline_after
 from app.main import create_app
 from app.services.background_folds import (
     LLM_FOLD_AHEAD,
     RULE_FOLD_WAIT_S,
     RULE_WAIT_SPAN_TOKENS,
+    BackgroundFolds,
     fold_ahead,
     hard_wait_s,
 )
+from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
 from tests.conftest import MakeClient, make_settings
@@ -217,3 +221,21 @@ async def test_with_a_slow_llm_no_turn_waits_and_its_summary_lands_later(
         assert len(fake.requests) == 1  # one fold, however many reads asked for it
     finally:
         fake.stop()
+
+
+async def test_a_fold_started_by_a_request_outlives_the_request_deadline() -> None:
+    """A fold beside the requests runs in a context of its own: the deadline of the request
+    that started it (app/core/deadline.py) does not stop it."""
+
+    class Coordinator:
+        async def run(self, job: object) -> FoldOutcome:
+            await asyncio.sleep(0.05)  # past the request's deadline
+            check_deadline()
+            return FoldOutcome("folded")
+
+    folds = BackgroundFolds()
+    job = cast(FoldJob, SimpleNamespace(session_pk=1))
+    with deadline_after(0.01):
+        running, started = folds.start(job, cast(FoldCoordinator, Coordinator()))
+    assert started
+    assert (await running.task).status == "folded"
