@@ -738,6 +738,12 @@ def redact_messages(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+def map_texts(message: Message, fn: Callable[[str], str]) -> Message:
+    """`message` with `fn` applied to every string a summarizer reads (as `redact_messages`
+    walks them: ids and types untouched)."""
+    return _map_message(message, lambda text, _in_result: fn(text))
+
+
 def _collect(slots: list[_Slot], run: int, text: str, in_result: bool) -> str:
     slots.append(_Slot(text, run if in_result else None))
     return text

@@ -24,6 +24,7 @@ from app.summarizers.rule import rule_summary
 from app.summarizers.rule.extract import REQUEST_CHARS, STEP_CHARS, TASK_CHARS
 from app.summarizers.rule.facts import MAX_ITEM_CHARS
 from app.summarizers.rule.outcomes import MAX_ERROR_LINE_CHARS
+from app.summarizers.rule.scan import READ_HEAD_CHARS, excerpt, readable
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.fake_anthropic import FakeAnthropic
 from tests.summarizers.helpers import conversation, llm_settings
@@ -232,3 +233,32 @@ async def test_a_message_cut_to_fit_one_llm_call_leaks_no_piece_of_a_key(
     prompts = "\n".join(r.prompt for r in fake_anthropic.requests)
     assert "[message cut to fit one summarizer call]" in prompts
     assert all(_leaked(key, prompts) <= FEW for key in keys)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    head=st.integers(min_value=0, max_value=120_000),
+    tail=st.integers(min_value=0, max_value=120_000),
+    line=st.integers(min_value=1, max_value=300),
+)
+def test_the_readable_part_of_a_long_text_excerpts_as_the_text_does(
+    head: int, tail: int, line: int
+) -> None:
+    """A fold redacts only what the rule summarizer may read (`readable`): the same excerpt."""
+    text = ("x" * (line - 1) + "\n") * (head // line) + "y" * tail
+    assert excerpt(readable(text)) == excerpt(text)
+
+
+@pytest.mark.parametrize("name", ["pem", "github_token", "jwt"])
+def test_a_secret_across_the_excerpt_of_a_long_text_keeps_none_of_it(
+    counter: TiktokenCounter, name: str
+) -> None:
+    """In a text of megabytes only the readable part is redacted: a secret that the head or
+    the tail of the excerpt cuts through is still whole there."""
+    secret = SAMPLES[name].secret if name in SAMPLES else FAMILIES[name]
+    whole = SAMPLES[name].text if name in SAMPLES else secret
+    for offset in (READ_HEAD_CHARS - 40, READ_HEAD_CHARS - len(secret) // 2):
+        text = "log line\n" * (offset // 9) + "key: " + whole + "\n" + "z\n" * 200_000
+        messages = conversation(("user", "read the log"), ("user", text))
+        summary = rule_summary(messages, None, 4000, counter)
+        assert survivors(secret, summary) <= FEW, (offset, summary)

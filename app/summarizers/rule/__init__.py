@@ -7,11 +7,12 @@ from collections.abc import Collection, Sequence
 
 from app.engine.types import Message
 from app.summarizers.base import SummaryRequest, SummaryResult
-from app.summarizers.redact import redact, redact_messages
+from app.summarizers.redact import map_texts, redact, redact_messages
 from app.summarizers.rule.extract import extract
 from app.summarizers.rule.facts import Kind
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.render import fit, truncate_to_tokens
+from app.summarizers.rule.scan import readable
 from app.tokens.base import TokenCounter
 
 __all__ = ["RuleSummarizer", "rule_summary", "said_lines", "truncate_to_tokens"]
@@ -31,7 +32,7 @@ def rule_summary(
     facts = parse_summary(redact(said_lines(previous)) if previous else None)
     # Secrets go before any excerpt is cut (a 400-character task, an error line): a cut
     # through a key leaves a piece that no pattern recognises any more.
-    extract(redact_messages(messages), facts)
+    extract(redact_messages([map_texts(m, readable) for m in messages]), facts)
     # The working directory is how the kept file paths read: it goes wherever files go.
     items = [i for i in facts.items() if kinds is None or i.kind in kinds or i.kind == "workdir"]
     text = fit(items, budget, counter)

@@ -73,6 +73,22 @@ READ_TAIL_CHARS = 32_768
 ELIDED = "\n…\n"
 
 
+# Redaction reads what `excerpt` keeps plus this margin on each side (`readable`): a secret
+# an excerpt boundary cuts through is still whole where it is redacted (a PEM key is ~3k).
+REDACT_MARGIN_CHARS = 16_384
+
+
+def readable(text: str) -> str:
+    """What the rule summarizer may read of `text`: all of it, or the head and tail that
+    `excerpt` keeps with REDACT_MARGIN_CHARS more on each side (`excerpt` of it is `excerpt`
+    of `text`). Redacting this instead of the whole text keeps one regex call over megabytes
+    (which holds the GIL, and the event loop with it) out of a fold."""
+    head, tail = READ_HEAD_CHARS + REDACT_MARGIN_CHARS, READ_TAIL_CHARS + REDACT_MARGIN_CHARS
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + ELIDED + text[-tail:]
+
+
 def excerpt(text: str) -> str:
     """`text`, or its head and tail cut at line breaks when it is longer than both."""
     if len(text) <= READ_HEAD_CHARS + READ_TAIL_CHARS:
