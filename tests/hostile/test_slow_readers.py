@@ -26,11 +26,12 @@ NEWLINES = 3_000_000
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    workdir: Path = tmp_path_factory.mktemp("slow-readers")
+@pytest.fixture
+def server(db_url: str, tmp_path: Path) -> Iterator[Server]:
+    """A real server on each database (the `db_url` parameters)."""
+    workdir = tmp_path
     started = Server(
-        f"sqlite:///{workdir / 'f.db'}",
+        db_url,
         workdir,
         FOLDWISE_SEND_TIMEOUT_S=str(SEND_TIMEOUT_S),
         FOLDWISE_REQUEST_TIMEOUT_S="60",
