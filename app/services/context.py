@@ -287,12 +287,26 @@ class ContextAssembler:
         mode: PlanMode,
         anchor: int | None,
     ) -> AssemblyResult:
-        """CPU work (counting, pruning, truncating) runs in a thread: a heavy context must not
-        stall /healthz and every other request. A small one runs on the loop, where it costs
-        less than the hop to a thread and back."""
+        """The engine's context for `snapshot`. Its CPU work (counting, pruning, truncating)
+        runs in a thread: a heavy context must not stall /healthz and every other request. A
+        small one runs on the loop, where it costs less than the hop to a thread and back."""
+        request = AssemblyInput(
+            messages=snapshot.messages,
+            context_window=info.context_window,
+            settings=snapshot.context_settings,
+            system_prompt=snapshot.system_prompt,
+            tools=snapshot.tools,
+            summary=snapshot.summary_text,
+            summary_through_seq=snapshot.summary_through_seq,
+            max_tokens=options.max_tokens,
+            format=options.format,
+            mode=mode,
+            calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
+            prune_anchor_seq=anchor,
+        )
         if _small(snapshot):
-            return self._assemble(snapshot, info, options, mode, anchor)
-        return await asyncio.to_thread(self._assemble, snapshot, info, options, mode, anchor)
+            return assemble(request, counter_for(info))
+        return await asyncio.to_thread(assemble, request, counter_for(info))
 
     async def _fold_ahead(
         self,
@@ -407,30 +421,6 @@ class ContextAssembler:
                     return [candidate, *live]
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
         return live
-
-    def _assemble(
-        self,
-        snapshot: Snapshot,
-        info: ModelInfo,
-        options: ContextOptions,
-        mode: PlanMode,
-        anchor: int | None,
-    ) -> AssemblyResult:
-        request = AssemblyInput(
-            messages=snapshot.messages,
-            context_window=info.context_window,
-            settings=snapshot.context_settings,
-            system_prompt=snapshot.system_prompt,
-            tools=snapshot.tools,
-            summary=snapshot.summary_text,
-            summary_through_seq=snapshot.summary_through_seq,
-            max_tokens=options.max_tokens,
-            format=options.format,
-            mode=mode,
-            calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
-            prune_anchor_seq=anchor,
-        )
-        return assemble(request, counter_for(info))
 
     @staticmethod
     def _fold_job(

@@ -20,6 +20,7 @@ from app.repositories.context import ContextRepository
 from app.services.prompt_cache import ServedRecords
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import context, turns
+from tests.api.test_served_cache import comparable as served_cache_comparable
 from tests.conftest import MakeClient, make_settings
 from tests.factories import append, assistant, create_session, tool_result, tool_use, user
 
@@ -30,15 +31,11 @@ def loads(kind: str) -> float:
     return float(CONTEXT_LOADS.labels(kind)._value.get())
 
 
-def comparable(body: dict[str, Any]) -> dict[str, Any]:
+def comparable(response: httpx.Response) -> dict[str, Any]:
     """The body, but for the session and message ids (one per world)."""
+    body: dict[str, Any] = served_cache_comparable(response)
     body.pop("session_id")
     body["warnings"] = [UUID.sub("<id>", warning) for warning in body["warnings"]]
-    if body.get("summary"):
-        body["summary"].pop("through_id")
-    for entry in body.get("explain") or []:
-        if entry["status"] != "synthetic":
-            entry.pop("id")
     return body
 
 
@@ -159,7 +156,7 @@ async def test_a_context_built_on_the_last_one_is_the_full_assembly_byte_for_byt
             await append(client, sid, *messages)
             response = await client.get(f"/sessions/{sid}/context", params=read)
             assert response.status_code == 200, response.text
-            bodies.append(comparable(response.json()))
+            bodies.append(comparable(response))
         assert bodies[0] == bodies[1]
         assert bodies[0]["usage"]["total_tokens"] <= bodies[0]["usage"]["budget"]
     assert loads("appended") > built  # the first world did build on what it served

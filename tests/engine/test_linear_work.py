@@ -9,8 +9,6 @@ double the calls: truncation tries O(log n) allowances of O(n) each, so n log n 
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import calibrated, compute_budget, estimate_limit
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message
+from tests.work import count_calls
 
 COUNTER = FakeCounter()
 # n log n at n = 1,000 → 2,000, with the log counted in whole truncation rounds; quadratic ≥ 4×.
@@ -56,24 +55,6 @@ def _conversation(n: int, shape: str) -> list[Message]:
     ]
 
 
-def _calls(run: Callable[[], object]) -> int:
-    count = 0
-
-    def profile(_frame: object, event: str, _arg: object) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        run()
-    except BudgetTooSmall:
-        pass
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 def _assembly_cost(n: int, shape: str, max_tokens: int) -> int:
     request = AssemblyInput(
         messages=tuple(_conversation(n, shape)),
@@ -81,7 +62,7 @@ def _assembly_cost(n: int, shape: str, max_tokens: int) -> int:
         max_tokens=max_tokens,
         mode="never",
     )
-    return _calls(lambda: assemble(request, COUNTER))
+    return count_calls(lambda: assemble(request, COUNTER), BudgetTooSmall)
 
 
 SHAPES = ["tiny_blocks", "big_blocks", "many_messages", "input_keys", "nested_result"]
@@ -109,5 +90,5 @@ class TestHugeBudgets:
             nonlocal limit
             limit = estimate_limit(budget, ratio)
 
-        assert _calls(run) < 2_000
+        assert count_calls(run, BudgetTooSmall) < 2_000
         assert calibrated(limit, ratio) <= budget

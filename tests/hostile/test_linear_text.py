@@ -17,7 +17,6 @@ both through `rule_summary` (redaction included) and from after it (`parse_summa
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +35,7 @@ from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.shell import shell_files
 from app.tokens.counter import counter_for_encoding
 from tests.engine.strategies import FakeCounter, make_message
+from tests.work import count_calls
 
 N = 8_000
 GROWTH = 4
@@ -118,22 +118,6 @@ PATHS: dict[str, Callable[[str], object]] = {
 }
 
 
-def _calls(run: Callable[[], object]) -> int:
-    count = 0
-
-    def profile(_frame: object, event: str, _arg: object) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 def _cpu_seconds(run: Callable[[], object], repeats: int = 3) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -148,7 +132,7 @@ def _cpu_seconds(run: Callable[[], object], repeats: int = 3) -> float:
 def test_four_times_the_text_is_at_most_about_four_times_the_work(path: str, shape: str) -> None:
     read = PATHS[path]
     small, large = SHAPES[shape](N), SHAPES[shape](GROWTH * N)
-    calls = (_calls(lambda: read(small)), _calls(lambda: read(large)))
+    calls = (count_calls(lambda: read(small)), count_calls(lambda: read(large)))
     assert calls[1] <= MAX_CALLS_GROWTH * max(calls[0], 1), f"calls {calls[0]} → {calls[1]}"
     seconds = (_cpu_seconds(lambda: read(small)), _cpu_seconds(lambda: read(large)))
     if seconds[1] >= MIN_TIMED_S:

@@ -12,9 +12,7 @@ Three measures, because Python's regex engine cannot be instrumented:
 from __future__ import annotations
 
 import re
-import sys
 import time
-from collections.abc import Callable
 from functools import partial
 from re import _parser  # type: ignore[attr-defined]
 
@@ -24,6 +22,7 @@ from app.engine.types import Message
 from app.summarizers import redact as redaction
 from app.summarizers.redact import redact, redact_messages
 from tests.summarizers.helpers import conversation
+from tests.work import count_calls
 
 B64_LINE = "MIIEpAIBAAKCAQEA7bq2KzL1hT9w0Yf3XpQmQx7Lr2a9Wd4Kf1Hn8Zs3Tb6Jc5Vu0Ye"
 RANDOM_40 = "Zx8Qp2LmN4vR7tY1uW3eS5dF0a9b8c7d6e5f4g3h"
@@ -69,22 +68,6 @@ def _text(shape: str, chars: int) -> str:
     return unit * (chars // len(unit))
 
 
-def _calls(run: Callable[[], object]) -> int:
-    count = 0
-
-    def profile(_frame: object, event: str, _arg: object) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 def test_every_pattern_has_a_bounded_width() -> None:
     patterns = list(redaction.PATTERNS)
     patterns += [v for v in vars(redaction).values() if isinstance(v, re.Pattern)]
@@ -97,7 +80,7 @@ def test_every_pattern_has_a_bounded_width() -> None:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_python_work_doubles_when_the_input_doubles(shape: str) -> None:
-    small, large = (_calls(partial(redact, _text(shape, n))) for n in (20_000, 40_000))
+    small, large = (count_calls(partial(redact, _text(shape, n))) for n in (20_000, 40_000))
     assert large <= 2.3 * small + 200, (small, large)
 
 
@@ -106,7 +89,7 @@ def test_message_work_doubles_when_the_messages_double() -> None:
         result = {"type": "tool_result", "tool_use_id": "t", "content": "sk-ant- ghp_" * 20}
         return conversation(*[("user", [result, result])] * n)
 
-    small, large = (_calls(partial(redact_messages, messages(n))) for n in (200, 400))
+    small, large = (count_calls(partial(redact_messages, messages(n))) for n in (200, 400))
     assert large <= 2.3 * small, (small, large)
 
 
