@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, Literal
 
@@ -44,21 +44,6 @@ CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 CHAIN_HEX = 16
 # json.dumps(sort_keys=True, ensure_ascii=False, default=str), its encoder built once.
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
-
-
-def count_markers(value: Any) -> int:
-    """How many `cache_control` keys `value` (messages, tools) already carries."""
-    items: Iterable[Any]
-    if isinstance(value, dict):
-        found, items = int("cache_control" in value), value.values()
-    elif isinstance(value, list):
-        found, items = 0, value
-    else:
-        return 0
-    for item in items:  # a loop, not sum() over a generator: this walks every block
-        if isinstance(item, (dict, list)):
-            found += count_markers(item)
-    return found
 
 
 def _mark_message(message: dict[str, Any]) -> dict[str, Any] | None:

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from app.core.context_settings import ContextSettings
 from app.engine import markers
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.engine.prompt_cache import count_markers
 from app.engine.render import Format
 from tests.engine.strategies import FakeCounter, make_message
 from tests.engine.test_properties import PROPERTY
+from tests.markers import count_markers
 
 COUNTER = FakeCounter(1)
 EPHEMERAL = {"type": "ephemeral"}

@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import SENT, AssemblyInput, assemble
-from app.engine.prompt_cache import MAX_BREAKPOINTS, count_markers, unmarked
+from app.engine.prompt_cache import MAX_BREAKPOINTS, unmarked
 from app.engine.render import SYNTHETIC
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message, texts
 from tests.engine.test_properties import PROPERTY, _assemble_or_too_small, requests
+from tests.markers import count_markers
 
 THINKING = frozenset({"thinking", "redacted_thinking"})
 

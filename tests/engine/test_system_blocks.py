@@ -11,10 +11,11 @@ from hypothesis import given
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.engine.prompt_cache import CACHE_CONTROL, MAX_BREAKPOINTS, count_markers, unmarked
+from app.engine.prompt_cache import CACHE_CONTROL, MAX_BREAKPOINTS, unmarked
 from app.engine.render import SUMMARY_HEADER, summary_section
 from tests.engine.strategies import FakeCounter, make_message
 from tests.engine.test_properties import PROPERTY, _assemble_or_too_small, requests
+from tests.markers import count_markers
 
 COUNTER = FakeCounter(1)  # a token per character: a miscounted separator shows
 PROMPT = "You are a careful coding agent."
