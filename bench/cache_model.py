@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.engine.prompt_cache import count_markers, unmarked
+from app.engine.prompt_cache import unmarked
+from tests.markers import count_markers
 
 CACHE_WRITE, CACHE_READ = 1.25, 0.10
 

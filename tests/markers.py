@@ -1,6 +1,7 @@
 """Counting every `cache_control` key in a response: an upper bound of the markers a
-provider reads (it ignores such keys inside tool inputs and schemas), for tests that hold
-a response to the limit."""
+provider reads (it ignores such keys inside tool inputs and schemas), for tests that hold a
+response to the limit and for the prompt-cache bench's provider model (bench/cache_model.py).
+The service counts markers as the provider does, in app/engine/markers.py."""
 
 from __future__ import annotations
 
