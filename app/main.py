@@ -37,6 +37,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.inspector import PREFIX as INSPECTOR_PREFIX
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
@@ -223,7 +224,7 @@ def create_app(
     # hit is answered for the tenant auth resolved, before routing.
     app.add_middleware(ServedContextMiddleware, cache=served_cache)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(AuthMiddleware, keyring=keyring)
+    app.add_middleware(AuthMiddleware, keyring=keyring, open_prefixes=(INSPECTOR_PREFIX,))
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from app.schemas.door import MAX_SQL_INT
+from app.core.limits import MAX_SQL_INT
 
 SummaryPlacement = Literal["system", "messages"]
 Strategy = Literal["auto", "rule", "llm", "hybrid"]

@@ -14,7 +14,7 @@ import base64
 import binascii
 
 from app.core.errors import InvalidCursor
-from app.schemas.door import MAX_SQL_INT
+from app.core.limits import MAX_SQL_INT
 
 # Far above any cursor issued (a sorted session page with a 256-character id prefix and id
 # is under 800), far below what could make decoding costly.

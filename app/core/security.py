@@ -17,7 +17,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.errors import PayloadTooLarge, Unauthorized
 from app.core.guards import send_error
-from app.inspector import is_inspector_path
 
 OPEN_TENANT = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/redoc"})
@@ -118,13 +117,19 @@ class AuthMiddleware:
     """Authenticates before anything reads the body: an unauthenticated request gets its 401
     without its JSON being parsed or validated. The tenant goes to `scope["state"]`."""
 
-    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
+    def __init__(self, app: ASGIApp, keyring: KeyRing, open_prefixes: tuple[str, ...] = ()) -> None:
+        """`open_prefixes`: paths of public pages (the Inspector's: they hold no data; the
+        API they call is not public)."""
         self.app = app
         self.keyring = keyring
+        self.open_prefixes = tuple(p.rstrip("/") for p in open_prefixes)
+
+    def _open_page(self, path: str) -> bool:
+        return any(path == p or path.startswith(p + "/") for p in self.open_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path in OPEN_PATHS or is_inspector_path(path):
+        if scope["type"] != "http" or path in OPEN_PATHS or self._open_page(path):
             await self.app(scope, receive, send)
             return
         header = dict(scope["headers"]).get(b"authorization")

@@ -63,7 +63,9 @@ from app.tokens.base import BareMessage, TokenCounter
 
 __all__ = ["AssemblyInput", "AssemblyResult", "ExplainEntry", "Mode", "assemble"]
 
-ExplainStatus = Status | Literal["synthetic"]
+# `synthetic`: a message Foldwise adds (id = its tag: system, summary, summary_ack,
+# continuation; seq 0), listed first, in output order.
+ExplainStatus = Literal[Status, "synthetic"]
 SENT: frozenset[str] = frozenset({"included", "pruned", "truncated"})
 
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from app.core.content import Block, Content
 from app.core.errors import (
     DanglingReasoning,
     InvalidArguments,
@@ -41,7 +42,6 @@ from app.engine.shapes import (
     NormalizedMessage,
     normalize_message,
 )
-from app.engine.types import Block, Content
 
 REASONING = "reasoning"
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING})

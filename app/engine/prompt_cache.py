@@ -39,6 +39,9 @@ from app.engine.markers import UNMARKABLE
 from app.engine.render import SystemParts
 
 MAX_BREAKPOINTS = markers.MAX_MARKERS
+# Why the context served before is not a prefix of this one (`usage.cache.reason`): none (it
+# is), first (nothing served before), or what changed.
+CacheReason = Literal["none", "first", "fold", "clear", "prune", "budget", "settings"]
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 # 16 hex digits of SHA-256 per element: collisions are out of reach for one session.
 CHAIN_HEX = 16

@@ -38,9 +38,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.core.content import Block
 from app.core.context_settings import SummaryPlacement
 from app.engine.text import block_text, content_text
-from app.engine.types import Block, Message
+from app.engine.types import Message
 from app.engine.units import rebuild
 from app.tokens.base import TokenCounter
 

@@ -23,6 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.core.content import Block
 from app.engine.render import (
     DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
@@ -34,7 +35,7 @@ from app.engine.render import (
     image_url,
 )
 from app.engine.text import block_text, content_text
-from app.engine.types import Block, Message
+from app.engine.types import Message
 
 Item = dict[str, Any]
 ASSISTANT_SIDE = frozenset({REASONING, "function_call"})

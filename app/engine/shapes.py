@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
+from app.core.content import Block, Content
 from app.core.errors import InvalidMessage, InvalidTools
-from app.engine.types import Block, Content, Role
+from app.engine.types import Role
 
 ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
 KNOWN_KEYS = frozenset(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.engine.types import Block, Content, Message
+from app.core.content import Block, Content
+from app.engine.types import Message
 
 
 def block_text(block: Block) -> str:

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.core.content import Content
+
 Role = Literal["user", "assistant", "system", "tool"]
-Block = dict[str, Any]
-Content = str | list[Block]
 
 
 @dataclass(frozen=True, slots=True)

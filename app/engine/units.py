@@ -20,7 +20,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.engine.types import Block, Content, Message
+from app.core.content import Block, Content
+from app.engine.types import Message
 from app.tokens.base import TokenCounter
 
 

@@ -42,14 +42,9 @@ async def inspector_slash() -> RedirectResponse:
     return RedirectResponse(PREFIX, status_code=308)
 
 
-def is_inspector_path(path: str) -> bool:
-    """The page and its assets are public (they hold no data); the API they call is not."""
-    return path == PREFIX or path.startswith(PREFIX + "/")
-
-
 def mount_inspector(app: FastAPI) -> None:
     app.include_router(router)
     app.mount(PREFIX + "/static", StaticFiles(directory=STATIC), name="inspector-static")
 
 
-__all__ = ["is_inspector_path", "mount_inspector"]
+__all__ = ["PREFIX", "mount_inspector"]

@@ -15,66 +15,35 @@ committed rows, so another replica's change is seen by the next read):
   release, since nothing here changes a connection's state.
 - Any other engine (`:memory:` SQLite): SQLAlchemy Core on a bare connection.
 
-Values are decoded to what the ORM reads (`UTCDateTime`, JSON), so a stamp taken from the
-snapshot a context was assembled from compares equal to a stamp read here.
+Values are decoded by `served_state_row` on every path, to what the ORM reads (`UTCDateTime`,
+JSON), so a stamp taken from the snapshot a context was assembled from compares equal to a
+stamp read here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import single_statements
 from app.core.errors import FoldwiseError
-from app.models import Calibration, Session
-from app.repositories.context import ServedState, SessionVersion, served_state
+from app.repositories.context import SERVED_STATE, ServedState, served_state, served_state_row
 
 # Enough for the concurrent hits of one worker: a statement takes well under a millisecond.
 PG_READERS = 4
 
-_COLUMNS = (
-    "s.pk, s.updated_at, s.last_seq, s.cleared_through_seq, s.summary_version, "
-    "s.last_context, c.ratio, c.samples"
-)
+# `SERVED_STATE` in each driver's SQL.
+SQLITE_STATE = SERVED_STATE.sql("sqlite")
+POSTGRES_STATE = SERVED_STATE.sql("postgresql")
 
 
-def _statement(family: str, tenant: str, session_id: str) -> str:
-    """The statement of `served_state`, with the driver's placeholders."""
-    return (
-        f"SELECT {_COLUMNS} FROM {Session.__tablename__} AS s "
-        f"LEFT OUTER JOIN {Calibration.__tablename__} AS c "
-        f"ON c.tenant = s.tenant AND c.family = {family} "
-        f"WHERE s.tenant = {tenant} AND s.external_id = {session_id}"
-    )
-
-
-SQLITE_STATE = _statement("?", "?", "?")
-POSTGRES_STATE = _statement("$1", "$2", "$3")
-
-
-def timestamp(value: Any) -> datetime:
-    if isinstance(value, str):  # SQLite stores UTC without an offset
-        value = datetime.fromisoformat(value)
-    assert isinstance(value, datetime)
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def decode(row: tuple[Any, ...]) -> ServedState:
-    pk, updated_at, last_seq, cleared, version, last_context, ratio, samples = row
-    if isinstance(last_context, str | bytes):
-        last_context = json.loads(last_context)
-    return ServedState(
-        version=SessionVersion(pk, timestamp(updated_at), last_seq, cleared, version),
-        last_context=dict(last_context or {}),
-        calibration=None if ratio is None else (ratio, samples),
-    )
+def _params(tenant: str, session_id: str, family: str) -> dict[str, str]:
+    return {"tenant": tenant, "session_id": session_id, "family": family}
 
 
 class StampReader(Protocol):
@@ -120,11 +89,12 @@ class SqliteStampReader:
     async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
         connection = self.connection()
         try:
-            row = connection.execute(SQLITE_STATE, (family, tenant, session_id)).fetchone()
+            args = SERVED_STATE.args("sqlite", _params(tenant, session_id, family))
+            row = connection.execute(SQLITE_STATE, args).fetchone()
         except sqlite3.Error:  # busy, or a broken connection: the next read opens a new one
             await self.close()
             raise
-        return None if row is None else decode(row)
+        return None if row is None else served_state_row(row)
 
     async def close(self) -> None:
         if self._connection is not None:
@@ -169,8 +139,9 @@ class PostgresStampReader:
 
     async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
         async with self.connection() as connection:
-            row = await connection.fetchrow(POSTGRES_STATE, family, tenant, session_id)
-        return None if row is None else decode(tuple(row))
+            args = SERVED_STATE.args("postgresql", _params(tenant, session_id, family))
+            row = await connection.fetchrow(POSTGRES_STATE, *args)
+        return None if row is None else served_state_row(row)
 
     async def close(self) -> None:
         while not self._idle.empty():
@@ -213,7 +184,5 @@ __all__ = [
     "PostgresStampReader",
     "SqliteStampReader",
     "StampReader",
-    "decode",
     "open_stamp_reader",
-    "timestamp",
 ]

@@ -3,20 +3,17 @@ explain blocks are shared with POST /assemble-context."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.context_settings import QueryOverrides
-from app.engine.assemble import Mode
+from app.core.limits import MAX_SQL_INT
+from app.engine.assemble import ExplainStatus, Mode
+from app.engine.prompt_cache import CacheReason
 from app.engine.render import Format
 from app.schemas.calibration import CalibrationRead
 from app.schemas.common import SummaryState
-from app.schemas.door import MAX_SQL_INT
-
-# `synthetic`: a message Foldwise adds (id = its tag: system, summary, summary_ack,
-# continuation; seq 0), listed first, in output order.
-ExplainStatus = Literal["included", "pruned", "truncated", "summarized", "dropped", "synthetic"]
 
 
 class CacheUsage(BaseModel):
@@ -24,7 +21,7 @@ class CacheUsage(BaseModel):
         description="Tokens at the start of this context identical to the previous context "
         "served for this session and model (what a provider's prompt cache can read)."
     )
-    reason: Literal["none", "first", "fold", "clear", "prune", "budget", "settings"] = Field(
+    reason: CacheReason = Field(
         description="Why the previous context is not a prefix of this one: none (it is), "
         "first (no previous context), or what changed."
     )

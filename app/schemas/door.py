@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from app.core.limits import MAX_SQL_INT
 from app.engine.markers import marker_problem, tool_marker_problem
 
 # Deeper JSON is not a conversation; Python's own limits (json, deepcopy) start near 1,000.
@@ -33,8 +34,6 @@ MAX_DEPTH = 64
 MAX_ITEMS = 2_000
 # Integers: what PostgreSQL's bigint and SQLite's INTEGER hold.
 MAX_INT = 2**63 - 1
-# Integer query/body parameters that become SQL integers (seqs, counts): PostgreSQL `integer`.
-MAX_SQL_INT = 2**31 - 1
 
 
 class DoorError(ValueError):

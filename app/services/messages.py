@@ -32,7 +32,7 @@ from app.models import Message, Session
 from app.models.base import utcnow
 from app.models.message import new_id
 from app.repositories import MessageRepository, SessionRepository
-from app.repositories.context import to_engine
+from app.repositories.context import stored_message
 from app.schemas.messages import (
     AppendedMessage,
     AppendResult,
@@ -241,4 +241,4 @@ class MessageService:
 
 def _as_items(row: Message) -> list[dict[str, Any]]:
     """One stored message as Responses input items (no summary, no system prompt)."""
-    return message_items(to_engine(row))
+    return message_items(stored_message(row))

@@ -27,14 +27,12 @@ import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyResult
 from app.engine.budget import estimate_limit
-from app.engine.prompt_cache import shared_length
-
-CacheReason = Literal["none", "first", "fold", "clear", "prune", "budget", "settings"]
+from app.engine.prompt_cache import CacheReason, shared_length
 
 
 @dataclass(frozen=True, slots=True)

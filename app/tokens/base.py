@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app.engine.types import Content
+from app.core.content import Content
 
 
 class MessageFields(Protocol):

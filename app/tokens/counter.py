@@ -19,7 +19,7 @@ from typing import Any
 
 import tiktoken
 
-from app.engine.types import Content
+from app.core.content import Content
 from app.tokens.base import MessageFields
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import ModelInfo

@@ -1,5 +1,6 @@
-"""The driver's reads of a context (app/repositories/context_rows.py) see what SQLAlchemy's
-see: the same snapshot, field for field, on SQLite and PostgreSQL."""
+"""The reads of a context (app/repositories/context.py), run on the driver's own connections
+(context_rows.py) or through the app's engine, see what the ORM sees: the same snapshot,
+field for field, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -8,10 +9,21 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import select
 
+from app.core.db import session_scope
 from app.core.errors import SessionNotFound
 from app.main import create_app
+from app.models import Message, Session
 from app.repositories import context_rows
+from app.repositories.context import (
+    SESSION_FIELDS,
+    ContextRepository,
+    engine_message,
+    served_state,
+    session_row,
+    stored_message,
+)
 from app.services.context import ContextAssembler, ContextOptions
 from tests.api.recording_summarizer import RecordingSummarizer
 from tests.api.test_context import turns
@@ -67,6 +79,56 @@ async def test_the_driver_snapshot_equals_the_orm_snapshot(
         assert snapshot == await orm._load("s", options)
     assert snapshot.summary is not None and snapshot.last_served
     assert (await driver._load("s", OPTIONS[0])).calibration is not None
+
+
+async def test_every_path_decodes_rows_as_the_orm_does(
+    make_client: MakeClient, app: FastAPI, recorder: RecordingSummarizer
+) -> None:
+    """The one decoder of each read, over raw driver rows (text JSON on sqlite3 and the stamp
+    reader's asyncpg connections, decoded JSON from SQLAlchemy's asyncpg connections), gives
+    exactly the values SQLAlchemy's column types give the ORM."""
+    client = await make_client(app)
+    tools = [{"name": "t", "description": "β", "input_schema": {"type": "object"}}]
+    await create_session(client, id="s", system_prompt="Be exact.", tools=tools)
+    odd = [
+        user("plain string"),
+        user('"quoted" and \\ escaped \u2028 β 🙂'),
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "a list"}],
+            "metadata": {"n": [1, 2.5, None, True]},
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "42", "name": "f"},
+    ]
+    await append(client, "s", *odd)
+    assert (await client.get("/sessions/s/context")).status_code == 200
+    assert (await client.post("/sessions/s/usage", json={"input_tokens": 90})).status_code == 200
+    async with session_scope(app.state.sessionmaker) as db:
+        stored = (await db.execute(select(Message).order_by(Message.seq))).scalars().all()
+        orm_session = (await db.execute(select(Session))).scalar_one()
+        repo = ContextRepository(db)
+        row, calibrations = await repo.session_for_context("default", "s")
+        assert [stored_message(m) for m in stored] == await repo.messages_after(row.pk, 0)
+        assert calibrations and all(c.samples == 1 for c in calibrations.values())
+    for field in SESSION_FIELDS:
+        assert getattr(row, field.key) == getattr(orm_session, field.key), field.key
+    driver, _ = _assemblers(app, recorder)
+    snapshot = await driver._load("s", ContextOptions(max_tokens=100_000, explain=True))
+    assert list(snapshot.messages) == [stored_message(m) for m in stored]
+    assert snapshot.messages[1].content == '"quoted" and \\ escaped \u2028 β 🙂'
+    async with app.state.engine.connect() as connection:
+        state = await served_state(connection, "default", "s", "anthropic")
+    assert state is not None and state.version.updated_at == orm_session.updated_at
+    reader_state = await app.state.served_cache.reader.read("default", "s", "anthropic")
+    assert reader_state == state
+    assert session_row([getattr(orm_session, f.key) for f in SESSION_FIELDS], True).pk == row.pk
 
 
 async def test_a_long_or_large_sqlite_read_goes_through_the_engine(
@@ -126,10 +188,10 @@ def test_a_row_read_again_is_not_decoded_again() -> None:
     decoded = context_rows.DecodedMessages(max_bytes=60)
     row = ("m1", 1, "user", '"hello"', 5, None, None, None, "{}")
     first = decoded(row)
-    assert first == context_rows.engine_message(row)
+    assert first == engine_message(row)
     assert decoded(tuple(row)) is first  # an equal row from another read: the same message
     edited = (*row[:3], '"hello!"', *row[4:])
-    assert decoded(edited) == context_rows.engine_message(edited) != first
+    assert decoded(edited) == engine_message(edited) != first
     for index in range(2, 10):  # 15 bytes of text a row: four fit
         decoded((f"m{index}", index, "user", '"hello"', 5, None, None, None, "{}"))
     assert decoded.size <= 60

@@ -9,9 +9,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from app.core.content import Content
 from app.core.context_settings import ContextSettings
 from app.engine.text import block_text
-from app.engine.types import Content, Message
+from app.engine.types import Message
 from app.engine.units import body_tokens
 from app.tokens.base import MessageFields
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 
 from app.api.deps import SessionId, service
+from app.core.limits import MAX_SQL_INT
 from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
-from app.schemas.door import MAX_SQL_INT
 from app.schemas.messages import AppendResult, MessagePage, MessagesAppend, RemovedMessage
 from app.services.messages import MessageService
 
