@@ -55,7 +55,7 @@ from app.engine.render import (
     render_tools,
     summary_pair,
 )
-from app.engine.state import AssemblyInput, Mode, State, Status
+from app.engine.state import WHOLE, AssemblyInput, Handed, Mode, State, Status
 from app.engine.types import Message
 from app.engine.units import Unit, first_user_message, group_units
 from app.engine.validate import ContextInvariantError, check
@@ -115,13 +115,16 @@ class _Fixed:
     tools: list[dict[str, Any]] | None
 
 
-def assemble(request: AssemblyInput, counter: TokenCounter) -> AssemblyResult:
-    """One context within the budget (docs/reference.md §Assembly)."""
+def assemble(
+    request: AssemblyInput, counter: TokenCounter, handed: Handed = WHOLE
+) -> AssemblyResult:
+    """One context within the budget (docs/reference.md §Assembly). `handed`: what the
+    newest-window cut left out (app/engine/newest.py, its only caller that sets it)."""
     budget = compute_budget(request.context_window, request.settings, request.max_tokens)
     limit = estimate_limit(budget.tokens, request.calibration_ratio)
     fixed = _fixed_costs(request, counter, budget, limit)
     ordered = sorted(request.messages, key=lambda m: m.seq)
-    state, units, not_sent = _initial_state(request, ordered, counter, fixed, limit)
+    state, units, not_sent = _initial_state(request, ordered, counter, fixed, limit, handed)
     plan = _apply_tiers(state, units, limit, {m.id: m for m in ordered})
     rendered = render(
         state.sent(),
@@ -163,6 +166,7 @@ def _initial_state(
     counter: TokenCounter,
     fixed: _Fixed,
     limit: int,
+    handed: Handed,
 ) -> tuple[State, list[Unit], Mapping[str, str]]:
     """Everything after the summary, in units (repaired), plus the pinned message: the
     verbatim tier. Also the units as stored, and the messages repairs left out (id → why)."""
@@ -182,6 +186,7 @@ def _initial_state(
         units=list(grouping.units),
         pinned=pinned,
         summary=request.summary,
+        handed=handed,
     )
     for message_id in grouping.repaired:
         state.status[message_id] = "pruned"

@@ -47,7 +47,7 @@ def fit_to_limit(state: State, limit: int) -> None:
     while state.total() > limit and dropped < protected_from:
         state.drop_unit(0)
         dropped += 1
-    dropped += state.request.left_out_units
+    dropped += state.handed.left_out_units
     if dropped:
         state.warnings.append(f"left out the {dropped} oldest unit(s) to fit the budget")
     share = summary_share(limit, state.request.settings)

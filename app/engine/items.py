@@ -42,6 +42,7 @@ from app.engine.shapes import (
     NormalizedMessage,
     normalize_message,
 )
+from app.engine.types import Message
 
 REASONING = "reasoning"
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING})
@@ -330,3 +331,27 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
         client_id=client_ids[0] if client_ids else None,
     )
     return Posted(message, tuple(indexes))
+
+
+def parse_messages(raw_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Validate (InvalidMessage → 422) and number posted messages; tokens not counted yet.
+    A message's id is the index of its first posted entry (Responses items are grouped)."""
+    entries = normalize_posted(raw_messages)
+    refuse_unmatched(raw_messages, unmatched_outputs(entries))  # no session to look in
+    messages = []
+    for position, posted in enumerate(entries):
+        normalized = posted.message
+        messages.append(
+            Message(
+                id=str(posted.indexes[0]),
+                seq=position + 1,
+                role=normalized.role,
+                content=normalized.content,
+                tokens=0,
+                name=normalized.name,
+                tool_calls=normalized.tool_calls,
+                tool_call_id=normalized.tool_call_id,
+                metadata=normalized.metadata,
+            )
+        )
+    return messages

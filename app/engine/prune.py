@@ -221,7 +221,7 @@ def prune_history(state: State, limit: int) -> bool:
 def _prune_into(pruned: dict[str, Message], message: Message, state: State) -> int:
     """Prune `message` into `pruned` when it has bulky content; the tokens saved. A stand-in
     is left as it is: its count is unknown, and it is on its way to being dropped."""
-    if message.id in state.request.stand_ins:
+    if message.id in state.handed.stand_ins:
         return 0
     cut = prune_message(message, state.counter)
     if cut is None:

@@ -43,12 +43,22 @@ class AssemblyInput:
     prune_anchor_seq: int | None = None
     """The newest seq when the first context after the last fold was served: the older
     eligible messages up to it are pruned at once (that request broke the cache anyway)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Handed:
+    """What the newest-window cut (app/engine/newest.py) did to a posted history before
+    handing it to `assemble`; a whole history is handed as `WHOLE`."""
+
     stand_ins: frozenset[str] = frozenset()
-    """Ids of messages whose `tokens` is a stand-in, not their count (the stateless routes
-    leave old history uncounted): never pruned; the caller checks they end up dropped."""
+    """Ids of messages whose `tokens` is a stand-in, not their count (old history left
+    uncounted): never pruned; newest.py checks they end up dropped."""
     left_out_units: int = 0
-    """Units older than `messages` that the caller left out already (the stateless routes
-    hand over only the history that can be sent): counted in the drop warning."""
+    """Units older than the messages handed over, left out already: counted in the drop
+    warning."""
+
+
+WHOLE = Handed()
 
 
 @dataclass(slots=True)
@@ -61,6 +71,7 @@ class State:
     units: list[Unit]
     pinned: Message | None
     summary: str | None
+    handed: Handed = WHOLE
     status: dict[str, Status] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     _summary_cost: tuple[str | None, int] = (None, 0)

@@ -30,7 +30,7 @@ class Message:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     overhead: int | None = None
     """Tokens beyond the body (framing, role, name, tool traffic), set only where `tokens` is
-    a floor rather than the count (app/services/stateless_counts.py); `units.rebuild` uses it
+    a floor rather than the count (app/engine/newest.py); `units.rebuild` uses it
     to count a changed body exactly without counting the original one."""
 
     call_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)

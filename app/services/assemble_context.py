@@ -7,27 +7,18 @@ are dropped. `pruned` and `dropped` name posted messages by their index.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from app.core.context_settings import SETTINGS_KEYS, resolve_settings
-from app.core.errors import BudgetTooSmall
 from app.core.settings import Settings
-from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
+from app.engine.assemble import AssemblyInput
+from app.engine.items import parse_messages
+from app.engine.newest import assemble_newest
 from app.engine.shapes import validate_tools
-from app.engine.types import Message
-from app.engine.validate import ContextInvariantError
 from app.schemas.assemble_context import AssembleRequest, AssembleResponse
 from app.schemas.calibration import CalibrationRead
 from app.services.context_response import explain_items, usage_block
-from app.services.stateless_counts import (
-    assemble_handed,
-    count_all,
-    count_newest_for,
-    parse_messages,
-    sent_exactly,
-)
-from app.tokens.counter import TiktokenCounter, counter_for
+from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
 
 
@@ -53,7 +44,7 @@ def assemble_posted(
         format=body.format,
         mode="never",
     )
-    result = _assemble_newest(request, parsed, counter, explain=body.explain)
+    result = assemble_newest(request, parsed, counter, explain=body.explain)
     response = AssembleResponse(
         model=model,
         format=body.format,
@@ -79,20 +70,3 @@ def _posted_indexes(ids: Sequence[str], starts: Sequence[int], total: int) -> li
     messages' index ranges `starts[k] .. starts[k + 1] - 1` cover the post in order."""
     ends = {start: end - 1 for start, end in zip(starts, [*starts[1:], total], strict=False)}
     return [i for first in sorted({int(i) for i in ids}) for i in range(first, ends[first] + 1)]
-
-
-def _assemble_newest(
-    request: AssemblyInput, parsed: list[Message], counter: TiktokenCounter, *, explain: bool
-) -> AssemblyResult:
-    """`assemble` over `parsed`, counting newest → oldest only as far as the budget can reach
-    (app/services/stateless_counts.py); every message counted when that cannot be shown."""
-    if not explain:
-        newest = count_newest_for(request, parsed, counter)
-        try:
-            result = assemble_handed(request, newest, counter)
-        except (BudgetTooSmall, ContextInvariantError):
-            result = None  # decided again with every count, which raises the same or serves
-        if result is not None and sent_exactly(newest, result):
-            return result
-    messages = count_all(parsed, counter)
-    return assemble(dataclasses.replace(request, messages=tuple(messages)), counter)

@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.settings import Settings
+from app.engine.items import parse_messages
+from app.engine.newest import count_all
 from app.engine.types import Message
-from app.services.stateless_counts import count_all, parse_messages
 from app.summarizers.base import SummaryCache, SummaryRequest
 from app.summarizers.factory import open_summarizer, strategy_used
 from app.tokens.counter import TiktokenCounter, counter_for

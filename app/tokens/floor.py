@@ -8,7 +8,7 @@ has at least as many tokens as words. (`str.split()` also splits at U+001C–U+0
 patterns do not treat as whitespace: those are made letters before splitting.)
 
 The stateless routes use it where only a lower bound matters
-(app/services/stateless_counts.py); splitting is ~10× faster than encoding.
+(app/engine/newest.py); splitting is ~10× faster than encoding.
 """
 
 from __future__ import annotations

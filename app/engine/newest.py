@@ -25,7 +25,7 @@ A message's lowest possible cost is its count, or its pruned count when it can b
 and 0 when the engine might rewrite it before counting (a mid-history system message, an
 orphan tool result, a call without its result, an empty message). The pinned first user
 message is always counted. When the whole history may be sent, or `explain`
-needs every count, every message is counted and handed over; and the service checks that
+needs every count, every message is counted and handed over; and `assemble_newest` checks that
 every stand-in was dropped and every floored message pruned or dropped (else it counts all
 and assembles again).
 """
@@ -33,42 +33,19 @@ and assembles again).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.budget import compute_budget, estimate_limit
-from app.engine.items import normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.prune import excerpted, has_bulky_text
+from app.engine.state import Handed
 from app.engine.types import Message
 from app.engine.units import body_tokens, first_user_message, is_empty, is_user_turn
+from app.engine.validate import ContextInvariantError
 from app.tokens.counter import TiktokenCounter
 from app.tokens.floor import FloorCounter, floor_counter
-
-
-def parse_messages(raw_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
-    """Validate (InvalidMessage → 422) and number posted messages; tokens not counted yet.
-    A message's id is the index of its first posted entry (Responses items are grouped)."""
-    entries = normalize_posted(raw_messages)
-    refuse_unmatched(raw_messages, unmatched_outputs(entries))  # no session to look in
-    messages = []
-    for position, posted in enumerate(entries):
-        normalized = posted.message
-        messages.append(
-            Message(
-                id=str(posted.indexes[0]),
-                seq=position + 1,
-                role=normalized.role,
-                content=normalized.content,
-                tokens=0,
-                name=normalized.name,
-                tool_calls=normalized.tool_calls,
-                tool_call_id=normalized.tool_call_id,
-                metadata=normalized.metadata,
-            )
-        )
-    return messages
 
 
 def count_all(messages: Sequence[Message], counter: TiktokenCounter) -> list[Message]:
@@ -275,18 +252,37 @@ def _sendable(
     return message, message.tokens if cut is None else min(message.tokens, cut.tokens)
 
 
+def assemble_newest(
+    request: AssemblyInput,
+    messages: Sequence[Message],
+    counter: TiktokenCounter,
+    *,
+    explain: bool = False,
+) -> AssemblyResult:
+    """`assemble` over posted `messages` (tokens not counted yet), counting newest → oldest
+    only as far as the limit can reach (the module docstring); every message counted when
+    that cannot be shown (`explain`, or a result that rests on a stand-in)."""
+    if not explain:
+        newest = count_newest_for(request, messages, counter)
+        try:
+            result = assemble_handed(request, newest, counter)
+        except (BudgetTooSmall, ContextInvariantError):
+            result = None  # decided again with every count, which raises the same or serves
+        if result is not None and sent_exactly(newest, result):
+            return result
+    counted = tuple(count_all(messages, counter))
+    return assemble(dataclasses.replace(request, messages=counted), counter)
+
+
 def assemble_handed(
     request: AssemblyInput, newest: NewestCounts, counter: TiktokenCounter
 ) -> AssemblyResult:
     """`assemble` over what `newest` hands over; the messages left out before the cut are
     reported dropped, as the engine reports the ones it drops (ids are posted indexes)."""
-    handed = dataclasses.replace(
-        request,
-        messages=tuple(newest.messages),
-        stand_ins=newest.stand_ins,
-        left_out_units=newest.left_out_units,
+    handed = Handed(newest.stand_ins, newest.left_out_units)
+    result = assemble(
+        dataclasses.replace(request, messages=tuple(newest.messages)), counter, handed
     )
-    result = assemble(handed, counter)
     if not newest.left_out:
         return result
     return dataclasses.replace(
@@ -306,9 +302,9 @@ def sent_exactly(newest: NewestCounts, result: AssemblyResult) -> bool:
 __all__ = [
     "NewestCounts",
     "assemble_handed",
+    "assemble_newest",
     "count_all",
     "count_newest",
     "count_newest_for",
-    "parse_messages",
     "sent_exactly",
 ]

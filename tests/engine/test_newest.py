@@ -1,4 +1,4 @@
-"""Counting a posted history newest → oldest (app/services/stateless_counts.py) serves the
+"""Counting a posted history newest → oldest (app/engine/newest.py) serves the
 context that counting every message serves, and counts far fewer when the history is long."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from app.core.context_settings import ContextSettings
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.services.assemble_context import _assemble_newest
-from app.services.stateless_counts import (
+from app.engine.items import parse_messages
+from app.engine.newest import (
     assemble_handed,
+    assemble_newest,
     count_all,
     count_newest_for,
-    parse_messages,
     sent_exactly,
 )
 from app.tokens.counter import TiktokenCounter, counter_for_encoding
@@ -177,7 +177,7 @@ def test_a_long_history_is_counted_only_near_its_end(explain: bool) -> None:
     ]
     request = AssemblyInput(messages=(), context_window=200_000, max_tokens=4000, mode="never")
     tally = _Tally()
-    result = _assemble_newest(request, parse_messages(raw), tally, explain=explain)  # type: ignore[arg-type]
+    result = assemble_newest(request, parse_messages(raw), tally, explain=explain)  # type: ignore[arg-type]
     assert 0 < result.messages_included < 40
     if explain:  # every message's tokens are reported
         assert tally.messages >= 400
@@ -205,7 +205,7 @@ def test_only_what_may_be_sent_is_encoded() -> None:
     counter = TiktokenCounter(COUNTER._encoding)
     counter._encode = encode
     request = AssemblyInput(messages=(), context_window=200_000, max_tokens=8000, mode="never")
-    result = _assemble_newest(request, parse_messages(raw), counter, explain=False)
+    result = assemble_newest(request, parse_messages(raw), counter, explain=False)
     assert result.pruned and result.dropped
     history = sum(len(str(m["content"] or "")) for m in raw)
     assert sum(map(len, encoded)) < history / 25  # 2.3%; 16% with every window encoded
