@@ -3,9 +3,7 @@
 A typo such as `max_token=2000` used to be ignored, so the request silently got the default;
 and every `?x=1`, `?x=2`… was a distinct served-context cache entry. `reject_unknown_query`
 is an app-wide dependency: it compares the request's query keys with the ones the matched
-route declares (its own parameters, its dependencies' and the fields of a query model). The
-context route's fast path (app/api/routes/context.py) answers only queries of known keys and
-hands anything else to FastAPI, so it reaches this check too.
+route declares (its own parameters, its dependencies' and the fields of a query model).
 """
 
 from __future__ import annotations
