@@ -1,6 +1,6 @@
 """Prompt-cache bench: a long agent session driven turn by turn, Foldwise vs LangChain.
 
-`python -m bench.cache` (also part of `make bench`). A session from tests/transcripts.py is
+`python -m bench.cache` (also part of `make bench`). A session from tests/support/transcripts.py is
 appended message by message to a Foldwise session (in process, SQLite, httpx's ASGI
 transport); before each generation the client GETs the context at the budget, `anthropic`
 format. LangChain's `trim_messages` (strategy "last", start on a human message, system kept)
@@ -35,7 +35,7 @@ from app.tokens.registry import load_registry
 from bench import agent_setup, doc
 from bench.cache_model import Meter, Request, as_request
 from bench.inprocess import langchain_counter, to_langchain
-from tests.transcripts import agent_session
+from tests.support.transcripts import agent_session
 
 MODEL = "claude-sonnet-4-5"
 # The issue's budget, where the session is ~18× the budget, and a roomier one (~7×): a fold

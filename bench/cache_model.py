@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.engine.prompt_cache import unmarked
-from tests.markers import count_markers
+from tests.support.markers import count_markers
 
 CACHE_WRITE, CACHE_READ = 1.25, 0.10
 

@@ -22,7 +22,7 @@ from bench import wrk
 from bench.inprocess import assemble_body, langchain_trim
 from bench.seed import MODEL, SYSTEM_PROMPT, seed_folded_session
 from bench.servers import serving
-from tests.transcripts import agent_session
+from tests.support.transcripts import agent_session
 
 QUERY = "format=anthropic"
 LATENCY_ROUNDS, LATENCY_SECONDS = 10, 1

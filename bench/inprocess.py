@@ -30,7 +30,7 @@ from app.services.summarize_context import to_messages
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.encodings import get_encoding
 from app.tokens.registry import load_registry
-from tests.transcripts import agent_session
+from tests.support.transcripts import agent_session
 
 BUDGET = 16_000
 MODEL = "gpt-4-turbo"  # cl100k_base, like the LangChain side

@@ -1,6 +1,6 @@
 """Seed big, already-folded sessions straight into the database, in bulk (not over HTTP).
 
-A pool of 500 distinct turns (tests/transcripts.py) is normalized and counted once exactly
+A pool of 500 distinct turns (tests/support/transcripts.py) is normalized and counted once exactly
 as the append path does, and serialized once with SQLAlchemy's bind processors for the
 dialect. A session of N messages cycles through the pool (each row its own id, seq and call
 id) and goes in through the driver's bulk path in chunks: `executemany` on SQLite, binary
@@ -26,7 +26,7 @@ from app.models import Message, Session, Summary
 from app.models.base import utcnow
 from app.tokens.counter import TiktokenCounter, counter_for
 from app.tokens.registry import load_registry
-from tests.transcripts import agent_session, summary_text
+from tests.support.transcripts import agent_session, summary_text
 
 MODEL = "claude-sonnet-4-5"
 SYSTEM_PROMPT = "You are a careful coding agent. Keep answers short and cite file paths."

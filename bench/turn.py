@@ -6,7 +6,7 @@ A turn appends one message (`POST …/messages`) and reads the context to send
 drive a session of their own, turn after turn, against `foldwise serve` with one worker, on
 SQLite and PostgreSQL, with the rule summarizer (the default without a key) and with the LLM
 summarizer against a fake Messages API on loopback that answers after 2 s
-(tests/summarizers/fake_anthropic.py). Sessions start empty, so turns cross folds: a fold every
+(tests/support/fake_anthropic.py). Sessions start empty, so turns cross folds: a fold every
 few dozen turns at this budget. Turns per second are a ratio of `/healthz` requests per second
 measured in the same run on the same server (wrk, 32 connections); p50 and p99 are over every
 turn, folds included. The clients are Python (httpx, one event loop): their own cost per turn is
@@ -29,7 +29,7 @@ import httpx
 
 from bench import doc, wrk
 from bench.servers import database, postgres_missing, serving
-from tests.summarizers.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic
 
 BUDGET = 8000
 SECONDS = 8.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -22,14 +22,17 @@ import pytest
 from fastapi import FastAPI
 from hypothesis import settings as hypothesis_settings
 
-from app.core.db import normalize_database_url, upgrade_database
+from app.core.db import upgrade_database
 from app.core.settings import Settings
 from app.main import create_app
-
-DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
-TABLES = ("messages", "summaries", "summary_cache", "calibrations", "sessions")
-
-MakeClient = Callable[..., Awaitable[httpx.AsyncClient]]
+from tests.support.apps import MakeClient, make_settings
+from tests.support.databases import (
+    TABLES,
+    asyncpg_dsn,
+    create_postgres_database,
+    drop_postgres_database,
+)
+from tests.support.recording_summarizer import RecordingSummarizer
 
 # CI explores the same examples every run (a red build is then reproducible locally with
 # HYPOTHESIS_PROFILE=ci); laptops keep hypothesis' random exploration.
@@ -37,51 +40,6 @@ hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 hypothesis_settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
 )
-
-
-def postgres_admin_url() -> str:
-    return os.environ.get("FOLDWISE_TEST_POSTGRES_URL", DEFAULT_PG_URL)
-
-
-def _asyncpg_dsn(url: str, database: str | None = None) -> str:
-    parsed = normalize_database_url(url)
-    if database is not None:
-        parsed = parsed.set(database=database)
-    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-def postgres_unavailable(reason: str) -> None:
-    """Fail in CI (PostgreSQL is part of the contract there), skip on a laptop without it."""
-    message = f"PostgreSQL unreachable at {postgres_admin_url()}: {reason}"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-async def _admin(sql: str) -> None:
-    connection = await asyncpg.connect(_asyncpg_dsn(postgres_admin_url()), timeout=5)
-    try:
-        await connection.execute(sql)
-    finally:
-        await connection.close()
-
-
-def create_postgres_database(name: str) -> str:
-    """CREATE DATABASE `name` on the test server; returns its URL. Skips/fails if down."""
-    try:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
-        postgres_unavailable(str(exc))
-    return (
-        normalize_database_url(postgres_admin_url())
-        .set(database=name)
-        .render_as_string(hide_password=False)
-    )
-
-
-def drop_postgres_database(name: str) -> None:
-    asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +61,7 @@ def postgres_database() -> Iterator[str]:
 
 
 async def _truncate(url: str) -> None:
-    connection = await asyncpg.connect(_asyncpg_dsn(url), timeout=5)
+    connection = await asyncpg.connect(asyncpg_dsn(url), timeout=5)
     try:
         await connection.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
     finally:
@@ -125,31 +83,22 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
-def make_settings(db_url: str, **overrides: Any) -> Settings:
-    """Settings isolated from the developer's environment and .env file."""
-    values: dict[str, Any] = {
-        "database_url": db_url,
-        "api_keys": "",
-        "cors_origins": [],
-        "anthropic_api_key": None,
-        "anthropic_base_url": None,
-        "models_file": None,
-        # Folds as the budget needs them, waited for by the request that needs them: the
-        # semantics most tests check; tests of folds ahead of need set their own.
-        "fold_ahead": 1.0,
-        "fold_hard_wait_s": 60.0,
-    }
-    values.update(overrides)
-    return Settings(_env_file=None, **values)
-
-
 @pytest.fixture
 def settings(db_url: str) -> Settings:
     return make_settings(db_url)
 
 
 @pytest.fixture
-def app(settings: Settings) -> FastAPI:
+def recorder() -> RecordingSummarizer:
+    return RecordingSummarizer()
+
+
+@pytest.fixture
+def app(settings: Settings, request: pytest.FixtureRequest) -> FastAPI:
+    """The app on `settings`; a test that asks for `recorder` gets one whose folds call it."""
+    if "recorder" in request.fixturenames:
+        recorder: RecordingSummarizer = request.getfixturevalue("recorder")
+        return create_app(settings, summarizer_factory=recorder.factory)
     return create_app(settings)
 
 

@@ -11,7 +11,7 @@ statement, execution and result layers cost more than the reads themselves here,
 SQLite each of its statements is several hops to aiosqlite's thread.
 
 Rows are decoded by context.py's decoders, as on the engine's path
-(`tests/api/test_context_rows.py` holds both equal to what the ORM reads). SQLite reads on
+(`tests/repositories/test_context_rows.py` holds both equal to what the ORM reads). SQLite reads on
 the loop only what `MAX_LOOP_ROWS` and `MAX_LOOP_BYTES` bound; a longer read goes through
 the app's engine (aiosqlite's thread).
 """

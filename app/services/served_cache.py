@@ -55,7 +55,7 @@ log = get_logger("foldwise.served_cache")
 MAX_ENTRY_SHARE = 0.25
 # What an entry holds beyond the bytes of its body and key, charged to the cache so that the
 # process memory it takes stays under FOLDWISE_CONTEXT_CACHE_BYTES (measured with tracemalloc:
-# tests/api/test_served_cache_memory.py): the key tuple, the Entry, the Stamp and its
+# tests/services/test_served_cache_memory.py): the key tuple, the Entry, the Stamp and its
 # SessionVersion, the LRU node; each prefix-chain fingerprint of the record; each message of
 # the snapshot (the object, its id and metadata; its text at ~4 bytes a stored token).
 ENTRY_OVERHEAD = 1_500

@@ -8,8 +8,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.api.test_context import turns
-from tests.factories import assert_error, tool_result, tool_use, user
+from tests.support.factories import assert_error, tool_result, tool_use, turns, user
 
 
 async def assemble(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:

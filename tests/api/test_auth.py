@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import hashlib
 
-from tests.conftest import MakeClient
-from tests.factories import assert_error, create_session, user
+from tests.support.apps import MakeClient
+from tests.support.factories import assert_error, create_session, user
 
 KEYS = "acme:key-a,globex:sha256:" + hashlib.sha256(b"key-b").hexdigest()
 ACME = {"Authorization": "Bearer key-a"}

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import assert_error, assistant, create_session, user
-from tests.markers import count_markers
+from tests.support.factories import assert_error, assistant, create_session, user
+from tests.support.markers import count_markers
 
 EPHEMERAL = {"type": "ephemeral"}
 TOOL = {"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}

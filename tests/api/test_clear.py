@@ -6,9 +6,16 @@ from typing import Any
 
 import httpx
 
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import context, stored, turns
-from tests.factories import append, assert_error, create_session, user
+from tests.support.factories import (
+    append,
+    assert_error,
+    context,
+    create_session,
+    stored,
+    turns,
+    user,
+)
+from tests.support.recording_summarizer import RecordingSummarizer
 
 
 async def clear(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:

@@ -14,36 +14,21 @@ from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
 from app.services.context import ContextAssembler, ContextOptions
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.conftest import MakeClient
-from tests.factories import (
+from tests.support.apps import MakeClient
+from tests.support.factories import (
     append,
     assert_error,
-    assistant,
+    context,
     create_session,
+    stored,
     tool_result,
     tool_use,
+    turns,
     user,
 )
+from tests.support.recording_summarizer import RecordingSummarizer
 
 BUDGET = 1500
-
-
-def turns(count: int, start: int = 0, words: int = 60) -> list[dict[str, Any]]:
-    """`count` user/assistant pairs of about `words` tokens each."""
-    messages: list[dict[str, Any]] = []
-    for i in range(start, start + count):
-        messages.append(user(f"Question {i}: " + "detail " * words))
-        messages.append(assistant(f"Answer {i}: " + "result " * words))
-    return messages
-
-
-async def context(client: httpx.AsyncClient, session_id: str, **params: Any) -> dict[str, Any]:
-    response = await client.get(f"/sessions/{session_id}/context", params=params)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    assert body["usage"]["total_tokens"] <= body["usage"]["budget"]
-    return body
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -51,13 +36,6 @@ def text_of(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(str(block.get("text", "")) for block in content)
-
-
-async def stored(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
-    response = await client.get(f"/sessions/{session_id}/messages", params={"limit": 1000})
-    assert response.status_code == 200
-    messages: list[dict[str, Any]] = response.json()["messages"]
-    return messages
 
 
 class TestVerbatim:

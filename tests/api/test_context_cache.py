@@ -10,9 +10,16 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import context, turns
-from tests.factories import append, assistant, create_session, tool_result, user
+from tests.support.factories import (
+    append,
+    assistant,
+    context,
+    create_session,
+    tool_result,
+    turns,
+    user,
+)
+from tests.support.recording_summarizer import RecordingSummarizer
 
 EPHEMERAL = {"type": "ephemeral"}
 THINKING = {"type": "thinking", "thinking": "private plan", "signature": "c2lnbmF0dXJl"}

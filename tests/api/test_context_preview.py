@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import context, turns
-from tests.factories import append, create_session
+from tests.support.factories import append, context, create_session, turns
+from tests.support.recording_summarizer import RecordingSummarizer
 
 
 async def version(client: httpx.AsyncClient, session_id: str) -> int:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.cursors import encode_cursor, encode_text
-from tests.factories import assert_error, user
+from tests.support.factories import assert_error, user
 
 REJECTED = ("invalid_cursor", "cursor_mismatch")
 # The lists that take a cursor, with the kind of cursor each issues.

@@ -11,8 +11,8 @@ from fastapi import FastAPI
 
 from app.engine.validate import ContextInvariantError
 from app.services import context as context_service
-from tests.conftest import MakeClient
-from tests.factories import assert_error, create_session
+from tests.support.apps import MakeClient
+from tests.support.factories import assert_error, create_session
 
 SMALL_LIMIT = 2048
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.main import create_app
-from tests.conftest import make_settings
-from tests.factories import tool_result, tool_use, user
+from tests.support.apps import make_settings
+from tests.support.factories import tool_result, tool_use, user
 
 ROUTES = [
     ("POST", "/sessions"),

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.conftest import MakeClient
-from tests.factories import create_session
+from tests.support.apps import MakeClient
+from tests.support.factories import create_session
 
 
 class TestOperations:

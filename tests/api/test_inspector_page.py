@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from app.inspector import STATIC
-from tests.conftest import MakeClient
-from tests.factories import assert_error
+from tests.support.apps import MakeClient
+from tests.support.factories import assert_error
 
 KEYS = "acme:key-a"
 

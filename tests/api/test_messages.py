@@ -4,7 +4,7 @@ import asyncio
 
 import httpx
 
-from tests.factories import (
+from tests.support.factories import (
     append,
     assert_error,
     assistant,

@@ -13,7 +13,7 @@ from fastapi.routing import APIRoute
 from app.api.routes import context as context_route
 from app.api.strict_query import declared_query_keys
 from app.core.context_settings import SETTINGS_KEYS
-from tests.factories import append, assert_error, create_session, user
+from tests.support.factories import append, assert_error, create_session, user
 
 SESSION = "s"
 

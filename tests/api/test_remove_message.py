@@ -12,10 +12,17 @@ from sqlalchemy import update
 
 from app.models import Session
 from app.models.base import utcnow
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import context, stored
 from tests.api.test_responses_items import REASONING, call, output, said
-from tests.factories import append, assert_error, assistant, create_session, user
+from tests.support.factories import (
+    append,
+    assert_error,
+    assistant,
+    context,
+    create_session,
+    stored,
+    user,
+)
+from tests.support.recording_summarizer import RecordingSummarizer
 
 
 async def pop(client: httpx.AsyncClient, session_id: str) -> httpx.Response:

@@ -9,8 +9,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_context import context, stored
-from tests.factories import append, assert_error, assistant, create_session, tool_use, user
+from tests.support.factories import (
+    append,
+    assert_error,
+    assistant,
+    context,
+    create_session,
+    stored,
+    tool_use,
+    user,
+)
 
 REASONING = {
     "type": "reasoning",

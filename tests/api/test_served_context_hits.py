@@ -18,9 +18,8 @@ from app.repositories.stamps import (
     SqliteStampReader,
     open_stamp_reader,
 )
-from tests.api.test_context import turns
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, create_session
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import append, create_session, turns
 
 KEYS = "red:key-red,blue:key-blue"
 

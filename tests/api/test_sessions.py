@@ -18,7 +18,7 @@ from app.core.errors import InvalidCursor
 from app.models import Session
 from app.schemas.sessions import SessionSort, SortOrder
 from app.services.sessions import CURSOR_KIND, decode_page_cursor, encode_page_cursor
-from tests.factories import append, assert_error, create_session, user
+from tests.support.factories import append, assert_error, create_session, user
 
 
 class TestCreateSession:

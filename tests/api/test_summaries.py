@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import turns
-from tests.factories import append, assert_error, create_session
+from tests.support.factories import append, assert_error, create_session, turns
+from tests.support.recording_summarizer import RecordingSummarizer
 
 
 class TestSummarizeNow:

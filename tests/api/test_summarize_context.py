@@ -6,9 +6,9 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import MakeClient
-from tests.factories import assert_error
-from tests.summarizers.fake_anthropic import FakeAnthropic
+from tests.support.apps import MakeClient
+from tests.support.factories import assert_error
+from tests.support.fake_anthropic import FakeAnthropic
 
 TRANSCRIPT: list[dict[str, Any]] = [
     {"role": "user", "content": "Fix the failing test. Never edit tests/fixtures/."},

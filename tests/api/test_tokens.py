@@ -5,8 +5,8 @@ import pytest
 
 from app.tokens.counter import counter_for
 from app.tokens.registry import load_registry
-from tests.conftest import make_settings
-from tests.factories import assert_error, assistant, tool_result, tool_use, user
+from tests.support.apps import make_settings
+from tests.support.factories import assert_error, assistant, tool_result, tool_use, user
 
 
 class TestCountTokens:

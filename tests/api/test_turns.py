@@ -18,11 +18,19 @@ from app.core.metrics import CONTEXT_LOADS
 from app.main import create_app
 from app.repositories.context import ContextRepository
 from app.services.prompt_cache import ServedRecords
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import context, turns
-from tests.api.test_served_cache import comparable as served_cache_comparable
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, assistant, create_session, tool_result, tool_use, user
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import (
+    append,
+    assistant,
+    context,
+    create_session,
+    tool_result,
+    tool_use,
+    turns,
+    user,
+)
+from tests.support.factories import comparable as served_cache_comparable
+from tests.support.recording_summarizer import RecordingSummarizer
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

@@ -8,9 +8,8 @@ import httpx
 import pytest
 
 from app.engine.calibration import ALPHA
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import context, turns
-from tests.factories import append, assert_error, create_session
+from tests.support.factories import append, assert_error, context, create_session, turns
+from tests.support.recording_summarizer import RecordingSummarizer
 
 
 async def report(client: httpx.AsyncClient, session_id: str, **body: object) -> httpx.Response:

@@ -19,7 +19,7 @@ from app.engine.assemble import AssemblyInput, assemble
 from app.engine.budget import calibrated, compute_budget, estimate_limit
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message
-from tests.work import count_calls
+from tests.support.work import count_calls
 
 COUNTER = FakeCounter()
 # n log n at n = 1,000 → 2,000, with the log counted in whole truncation rounds; quadratic ≥ 4×.

@@ -18,7 +18,7 @@ from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.render import Format
 from tests.engine.strategies import FakeCounter, make_message
 from tests.engine.test_properties import PROPERTY
-from tests.markers import count_markers
+from tests.support.markers import count_markers
 
 COUNTER = FakeCounter(1)
 EPHEMERAL = {"type": "ephemeral"}

@@ -15,7 +15,7 @@ from app.engine.render import SYNTHETIC
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message, texts
 from tests.engine.test_properties import PROPERTY, _assemble_or_too_small, requests
-from tests.markers import count_markers
+from tests.support.markers import count_markers
 
 THINKING = frozenset({"thinking", "redacted_thinking"})
 

@@ -15,7 +15,7 @@ from app.engine.prompt_cache import CACHE_CONTROL, MAX_BREAKPOINTS, unmarked
 from app.engine.render import SUMMARY_HEADER, summary_section
 from tests.engine.strategies import FakeCounter, make_message
 from tests.engine.test_properties import PROPERTY, _assemble_or_too_small, requests
-from tests.markers import count_markers
+from tests.support.markers import count_markers
 
 COUNTER = FakeCounter(1)  # a token per character: a miscounted separator shows
 PROMPT = "You are a careful coding agent."

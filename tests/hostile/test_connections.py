@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.guards import RequestGuardMiddleware
-from tests.integration.servers import Server
+from tests.support.servers import Server
 
 # Deadlines of the server under test; a stalled connection must be gone well within LIMIT_S.
 DEADLINE_S = "1"

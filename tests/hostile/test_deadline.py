@@ -18,8 +18,8 @@ from app.core.deadline import check_deadline, deadline_after
 from app.core.errors import RequestTimeout
 from app.engine.truncate import truncate_text
 from app.summarizers.rule import rule_summary
-from tests.conftest import MakeClient
 from tests.engine.strategies import FakeCounter, make_message
+from tests.support.apps import MakeClient
 
 COUNTER = FakeCounter()
 # The module, not the `extract` function the package re-exports under the same name.

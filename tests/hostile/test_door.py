@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import assert_error, tool_result, tool_use, user
+from tests.support.factories import assert_error, tool_result, tool_use, user
 
 
 def _use(call_id: Any) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.shell import shell_files
 from app.tokens.counter import counter_for_encoding
 from tests.engine.strategies import FakeCounter, make_message
-from tests.work import count_calls
+from tests.support.work import count_calls
 
 N = 8_000
 GROWTH = 4

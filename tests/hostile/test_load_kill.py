@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.servers import Server
+from tests.support.servers import Server
 
 WRITERS = 4
 MESSAGES = 40  # per writer, one request each: 160 appends, plus the retries the kill causes

@@ -14,10 +14,10 @@ import pytest
 
 from app.core.logging import ContentGuard, configure_logging
 from app.main import create_app
-from tests.conftest import MakeClient, make_settings
-from tests.factories import tool_result, tool_use, user
-from tests.integration.servers import Server
-from tests.summarizers.fake_anthropic import FakeAnthropic
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import tool_result, tool_use, user
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.servers import Server
 
 SECRET = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.servers import Server
+from tests.support.servers import Server
 
 LATENCY_S = 0.1
 # Characters of each hostile text: with JSON escapes and framing, just under 8 MiB.

@@ -15,7 +15,7 @@ from app.engine.assemble import assemble
 from app.services.context import INLINE_MAX_MESSAGES, INLINE_MAX_TOKENS
 from app.summarizers.rule import rule_summary
 from app.tokens.counter import TiktokenCounter
-from tests.factories import assistant, user
+from tests.support.factories import assistant, user
 
 
 def _recording(calls: list[str], wrapped: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import create_postgres_database, drop_postgres_database
-from tests.integration.servers import ROOT, Server
+from tests.support.databases import create_postgres_database, drop_postgres_database
+from tests.support.servers import ROOT, Server
 
 SCHEMATHESIS = ROOT / ".venv" / "bin" / "schemathesis"
 # Examples per operation and phase: ~2,000 requests a run, under a minute on 2 cores.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.servers import Server
+from tests.support.servers import Server
 
 SEND_TIMEOUT_S = 1.0
 # Well past the send deadline, so a connection still open then was kept.

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from app.inspector.demo import seed_demo
-from tests.conftest import create_postgres_database, drop_postgres_database
-from tests.integration.servers import Server
+from tests.support.databases import create_postgres_database, drop_postgres_database
+from tests.support.servers import Server
 
 CHROMIUM = os.environ.get("FOLDWISE_TEST_CHROMIUM", "/usr/bin/chromium")
 KEY_A = "inspector-key-alpha"

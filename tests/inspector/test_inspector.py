@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.inspector.conftest import DEMO, KEY_A, KEY_B, OTHERS, SECRET
-from tests.integration.servers import ROOT, Server
+from tests.support.servers import ROOT, Server
 
 pytestmark = pytest.mark.slow
 SCREENSHOTS = ROOT / "docs"

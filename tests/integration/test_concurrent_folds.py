@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.servers import Server, SlowAnthropic, transcript
+from tests.support.servers import Server, SlowAnthropic, transcript
 
 RACERS = 16
 BUDGET = 1500

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.servers import Server, transcript
-from tests.summarizers.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.servers import Server, transcript
 
 BUDGET = 1500
 LEASE_S = "2"

@@ -25,10 +25,9 @@ from app.services.folds import FoldCoordinator, FoldJob
 from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
 from app.tokens.base import TokenCounter
 from app.tokens.counter import counter_for
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import turns
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, create_session, user
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import append, create_session, turns, user
+from tests.support.recording_summarizer import RecordingSummarizer
 
 
 @dataclass

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from foldwise_client import AsyncFoldwise, Foldwise
 
-from tests.conftest import create_postgres_database, drop_postgres_database
-from tests.integration.servers import Server
+from tests.support.databases import create_postgres_database, drop_postgres_database
+from tests.support.servers import Server
 
 
 @pytest.fixture(

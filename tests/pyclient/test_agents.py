@@ -15,9 +15,9 @@ from foldwise_client import AsyncFoldwise
 from foldwise_client.agents import FoldwiseSession
 from openai import AsyncOpenAI
 
-from tests.integration.servers import Server
 from tests.pyclient.conftest import new_id
 from tests.pyclient.fake_providers import FakeProviders
+from tests.support.servers import Server
 
 set_tracing_disabled(True)
 

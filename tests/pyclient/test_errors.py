@@ -18,9 +18,9 @@ from foldwise_client import (
     UnprocessableEntityError,
 )
 
-from tests.integration.servers import Server, free_port
 from tests.pyclient.conftest import AsyncView, new_id, start_server
 from tests.pyclient.fault_proxy import FaultProxy
+from tests.support.servers import Server, free_port
 
 
 @pytest.fixture(scope="module")

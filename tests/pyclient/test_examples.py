@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from foldwise_client import Foldwise
 
-from tests.integration.servers import ROOT, Server
 from tests.pyclient.conftest import new_id
 from tests.pyclient.fake_providers import FakeProviders
+from tests.support.servers import ROOT, Server
 
 EXAMPLES = ROOT / "examples"
 OWN_ENV = ("FOLDWISE_", "OPENAI_", "ANTHROPIC_")

@@ -12,9 +12,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import create_react_agent
 
-from tests.integration.servers import Server
 from tests.pyclient.conftest import new_id
 from tests.pyclient.fake_chat_model import ScriptedChatModel
+from tests.support.servers import Server
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:create_react_agent has been moved:DeprecationWarning"

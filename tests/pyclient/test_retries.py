@@ -13,9 +13,9 @@ from foldwise_client import (
     SessionNotFoundError,
 )
 
-from tests.integration.servers import Server
 from tests.pyclient.conftest import AsyncView, new_id
 from tests.pyclient.fault_proxy import FaultProxy
+from tests.support.servers import Server
 
 
 @pytest.fixture

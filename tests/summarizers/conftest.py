@@ -8,7 +8,7 @@ import pytest
 
 from app.tokens.counter import TiktokenCounter
 from app.tokens.encodings import get_encoding
-from tests.summarizers.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,8 @@ from app.summarizers.factory import anthropic_client, open_summarizer
 from app.summarizers.llm import AnthropicSummarizer
 from app.tokens.base import TokenCounter
 from app.tokens.counter import TiktokenCounter
-from tests.summarizers.fake_anthropic import FakeAnthropic, Recorded
 from tests.summarizers.helpers import conversation, llm_settings
+from tests.support.fake_anthropic import FakeAnthropic, Recorded
 
 SECRET = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 

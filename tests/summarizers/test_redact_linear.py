@@ -22,7 +22,7 @@ from app.engine.types import Message
 from app.summarizers import redact as redaction
 from app.summarizers.redact import redact, redact_messages
 from tests.summarizers.helpers import conversation
-from tests.work import count_calls
+from tests.support.work import count_calls
 
 B64_LINE = "MIIEpAIBAAKCAQEA7bq2KzL1hT9w0Yf3XpQmQx7Lr2a9Wd4Kf1Hn8Zs3Tb6Jc5Vu0Ye"
 RANDOM_40 = "Zx8Qp2LmN4vR7tY1uW3eS5dF0a9b8c7d6e5f4g3h"

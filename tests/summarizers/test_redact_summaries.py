@@ -26,9 +26,9 @@ from app.summarizers.rule.facts import MAX_ITEM_CHARS
 from app.summarizers.rule.outcomes import MAX_ERROR_LINE_CHARS
 from app.summarizers.rule.scan import READ_HEAD_CHARS, excerpt, readable
 from app.tokens.counter import TiktokenCounter
-from tests.summarizers.fake_anthropic import FakeAnthropic
 from tests.summarizers.helpers import conversation, llm_settings
 from tests.summarizers.secret_samples import FAMILIES, SAMPLES, survivors
+from tests.support.fake_anthropic import FakeAnthropic
 
 # Pieces this short can match the summary's other text by chance; a kept piece of a key was
 # 14–30 characters before the fix.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from app.summarizers.rule import rule_summary
@@ -10,29 +9,9 @@ from app.summarizers.rule.outcomes import exit_code, first_error_line
 from app.summarizers.rule.tools import classify_call
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation
+from tests.summarizers.rule_helpers import anthropic_call, openai_call
 
 BIG = 4000
-
-
-def anthropic_call(
-    call_id: str, name: str, args: dict[str, Any], result: str, **extra: Any
-) -> list:  # type: ignore[type-arg]
-    return [
-        ("assistant", [{"type": "tool_use", "id": call_id, "name": name, "input": args}]),
-        ("user", [{"type": "tool_result", "tool_use_id": call_id, "content": result, **extra}]),
-    ]
-
-
-def openai_call(call_id: str, name: str, args: dict[str, Any], result: str) -> list:  # type: ignore[type-arg]
-    call = {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
-    }
-    return [
-        ("assistant", None, {"tool_calls": [call]}),
-        ("tool", result, {"tool_call_id": call_id}),
-    ]
 
 
 def summarize(counter: TiktokenCounter, *items: Any, previous: str | None = None) -> str:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from app.summarizers.rule.harness import split_user_text
-from tests.summarizers.rule_helpers import section, summarize
-from tests.summarizers.test_rule_extract import anthropic_call, openai_call
+from tests.summarizers.rule_helpers import anthropic_call, openai_call, section, summarize
 
 
 class TestHarnessText:

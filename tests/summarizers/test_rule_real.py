@@ -21,8 +21,7 @@ from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.render import item_line
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation
-from tests.summarizers.rule_helpers import BIG, section, summarize
-from tests.summarizers.test_rule_extract import anthropic_call, openai_call
+from tests.summarizers.rule_helpers import BIG, anthropic_call, openai_call, section, summarize
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "real-transcripts"
 

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.integration.servers import ROOT
+from tests.support.servers import ROOT
 
 PACKAGE = ROOT / "clients" / "typescript"
 NODE_MAJOR = 20

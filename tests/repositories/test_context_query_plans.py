@@ -17,8 +17,15 @@ from sqlalchemy import event
 
 from app.main import create_app
 from app.repositories.stamps import SQLITE_STATE, SqliteStampReader
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, assert_error, create_session, tool_result, tool_use, user
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import (
+    append,
+    assert_error,
+    create_session,
+    tool_result,
+    tool_use,
+    user,
+)
 
 
 def _plans(db_file: Path, statements: list[tuple[str, Any]], table: str = "messages") -> list[str]:

@@ -43,7 +43,7 @@ class TestCount:
         from app.tokens.base import BareMessage
         from app.tokens.counter import counter_for
         from app.tokens.registry import load_registry
-        from tests.conftest import make_settings
+        from tests.support.apps import make_settings
 
         monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(MESSAGES)))
         assert main(["count", "-", "--model", "gpt-4o"]) == 0

@@ -23,11 +23,10 @@ from app.services.background_folds import (
     hard_wait_s,
 )
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import turns
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, create_session
-from tests.summarizers.fake_anthropic import FakeAnthropic
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import append, create_session, turns
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.recording_summarizer import RecordingSummarizer
 
 BUDGET = 2000
 PENDING = "a fold of this session is running"

@@ -25,10 +25,9 @@ from app.repositories.context import (
     stored_message,
 )
 from app.services.context import ContextAssembler, ContextOptions
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import turns
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, create_session, tool_result, tool_use, user
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import append, create_session, tool_result, tool_use, turns, user
+from tests.support.recording_summarizer import RecordingSummarizer
 
 OPTIONS = [
     ContextOptions(max_tokens=1200),

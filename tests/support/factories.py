@@ -68,3 +68,39 @@ def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, 
     assert error["code"] == code, error
     assert isinstance(error["message"], str) and error["message"]
     return error
+
+
+def turns(count: int, start: int = 0, words: int = 60) -> list[dict[str, Any]]:
+    """`count` user/assistant pairs of about `words` tokens each."""
+    messages: list[dict[str, Any]] = []
+    for i in range(start, start + count):
+        messages.append(user(f"Question {i}: " + "detail " * words))
+        messages.append(assistant(f"Answer {i}: " + "result " * words))
+    return messages
+
+
+async def context(client: httpx.AsyncClient, session_id: str, **params: Any) -> dict[str, Any]:
+    response = await client.get(f"/sessions/{session_id}/context", params=params)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    assert body["usage"]["total_tokens"] <= body["usage"]["budget"]
+    return body
+
+
+async def stored(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
+    response = await client.get(f"/sessions/{session_id}/messages", params={"limit": 1000})
+    assert response.status_code == 200
+    messages: list[dict[str, Any]] = response.json()["messages"]
+    return messages
+
+
+def comparable(response: httpx.Response) -> Any:
+    """The body, but for message ids (the summary's `through_id`, explain's `id`: one per
+    world)."""
+    body = response.json()
+    if body.get("summary"):
+        body["summary"].pop("through_id")
+    for entry in body.get("explain") or []:
+        if entry["status"] != "synthetic":
+            entry.pop("id")
+    return body

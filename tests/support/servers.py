@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
-from tests.summarizers.fake_anthropic import FakeAnthropic, Recorded
-from tests.transcripts import chat as transcript
+from tests.support.fake_anthropic import FakeAnthropic, Recorded
+from tests.support.transcripts import chat as transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDWISE = ROOT / ".venv" / "bin" / "foldwise"

@@ -14,7 +14,7 @@ import json
 import random
 from typing import Any
 
-from tests.factories import assistant, openai_tool_result, tool_result, user
+from tests.support.factories import assistant, openai_tool_result, tool_result, user
 
 Raw = list[dict[str, Any]]
 VOCABULARY = (

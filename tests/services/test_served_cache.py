@@ -24,25 +24,20 @@ from app.core.settings import Settings
 from app.main import create_app
 from app.services.context import ContextAssembler, ContextOptions, Snapshot
 from app.services.served_cache import ENTRY_OVERHEAD, Entry, ServedContextCache, Stamp, cache_key
-from tests.api.recording_summarizer import RecordingSummarizer
-from tests.api.test_context import turns
-from tests.conftest import MakeClient, make_settings
-from tests.factories import append, assert_error, assistant, create_session, user
+from tests.support.apps import MakeClient, make_settings
+from tests.support.factories import (
+    append,
+    assert_error,
+    assistant,
+    comparable,
+    create_session,
+    turns,
+    user,
+)
+from tests.support.recording_summarizer import RecordingSummarizer
 
 KEYS = "cached:key-cached,plain:key-plain"
 BUDGET = {"max_tokens": 2500}
-
-
-def comparable(response: httpx.Response) -> Any:
-    """The body, but for message ids (the summary's `through_id`, explain's `id`: one per
-    world)."""
-    body = response.json()
-    if body.get("summary"):
-        body["summary"].pop("through_id")
-    for entry in body.get("explain") or []:
-        if entry["status"] != "synthetic":
-            entry.pop("id")
-    return body
 
 
 @dataclass
