@@ -40,10 +40,10 @@ from app.core.settings import Settings, get_settings
 from app.inspector import PREFIX as INSPECTOR_PREFIX
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
-from app.repositories.stamps import open_stamp_reader
+from app.repositories.served_state import open_served_state_reader
 from app.services.background_folds import BackgroundFolds
 from app.services.folds import SummarizerFactory
-from app.services.served_cache import ServedContextCache
+from app.services.response_cache import ResponseCache
 from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
@@ -182,8 +182,8 @@ def create_app(
         engine = create_engine(settings.database_url)
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
-        served_cache.reader = open_stamp_reader(engine)
-        served_cache.driver_snapshot = driver_snapshot(served_cache.reader)
+        response_cache.reader = open_served_state_reader(engine)
+        response_cache.driver_snapshot = driver_snapshot(response_cache.reader)
         if keyring.is_open:
             log.warning(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
@@ -192,7 +192,7 @@ def create_app(
             yield
         finally:
             await background_folds.close()
-            await served_cache.reader.close()
+            await response_cache.reader.close()
             await engine.dispose()
 
     app = FastAPI(
@@ -206,8 +206,8 @@ def create_app(
     app.state.keyring = keyring
     app.state.registry = registry
     app.state.summarizer_factory = summarizer_factory
-    served_cache = ServedContextCache(settings.context_cache_bytes)
-    app.state.served_cache = served_cache
+    response_cache = ResponseCache(settings.context_cache_bytes)
+    app.state.response_cache = response_cache
     background_folds = BackgroundFolds()
     app.state.background_folds = background_folds
 
@@ -220,9 +220,9 @@ def create_app(
 
     # Added innermost first: metrics wrap the guard (deadline, 500 envelope), which wraps CORS,
     # which wraps auth and the body limit, so a 401 or 413 still carries CORS headers and is
-    # counted, and auth answers before any body is read. Innermost, a served-context cache
+    # counted, and auth answers before any body is read. Innermost, a response cache
     # hit is answered for the tenant auth resolved, before routing.
-    app.add_middleware(ServedContextMiddleware, cache=served_cache)
+    app.add_middleware(ServedContextMiddleware, cache=response_cache)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, keyring=keyring, open_prefixes=(INSPECTOR_PREFIX,))
     if settings.cors_origins:

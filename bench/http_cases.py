@@ -1,7 +1,7 @@
 """Cases over loopback HTTP against `foldwise serve`, for one database.
 
 Sessions of every size are seeded in bulk (bench/seed.py). Servers: one worker and the
-production worker count, each as deployed and with the served-context cache off
+production worker count, each as deployed and with the response cache off
 (`FOLDWISE_CONTEXT_CACHE_BYTES=0`: every request loads and assembles, as the first read after
 an append does). All load comes from wrk (bench/wrk.py), series interleaved round by round,
 figures are medians over rounds.

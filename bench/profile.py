@@ -2,7 +2,7 @@
 
 The app runs in this process and is called as an ASGI application directly (no sockets, no
 HTTP client), on the 1k folded session of `make bench`, SQLite and PostgreSQL, with the
-served-context cache off (every request loads and assembles) and on (every request a hit).
+response cache off (every request loads and assembles) and on (every request a hit).
 The functions in PARTS are wrapped with a wall clock; a part whose function no longer exists
 is shown as "–" (update PARTS when app/ moves). `--top N` also prints cProfile's top
 functions of the cache-off path (the event-loop thread only).
@@ -34,14 +34,14 @@ ROUNDS = 5
 # label → "module:attribute" of the function timed (the first part that exists is used).
 PARTS = {
     "dependencies": "fastapi.routing:solve_dependencies",
-    "service": "app.services.served_cache:serve_context",
+    "service": "app.services.response_cache:serve_context",
     "stamp read": "app.repositories.context:served_state",
     "read transaction": "app.services.context:ContextAssembler._load",
     "rows → messages": "app.repositories.context_rows:DecodedMessages.__call__",
     "engine": "app.services.context:ContextAssembler._assemble",
     "served-record write": "app.repositories.context:ContextRepository.record_served",
     "response model": "app.services.context_response:context_response",
-    "serialization": "app.services.served_cache:render",
+    "serialization": "app.services.response_cache:render",
 }
 
 

@@ -108,9 +108,9 @@ async def get_assembler(
     state = request.app.state
     factory = cast(SummarizerFactory, state.summarizer_factory)
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
-    # Reads through the driver on the served-context cache's connections (context_rows.py).
-    snapshot = cast("DriverSnapshot | None", state.served_cache.driver_snapshot)
-    records, background = state.served_cache.records, state.background_folds
+    # Reads through the driver on the response cache's connections (context_rows.py).
+    snapshot = cast("DriverSnapshot | None", state.response_cache.driver_snapshot)
+    records, background = state.response_cache.records, state.background_folds
     return ContextAssembler(
         sessionmaker, tenant, settings, registry, factory, snapshot, records, background
     )

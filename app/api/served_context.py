@@ -3,7 +3,7 @@
 Pure ASGI, the innermost middleware: authentication (the tenant), the deadline, CORS and
 metrics have run around it as for any request. A GET of a session's context whose tenant,
 session id and raw query string match a body the route cached
-(app/services/served_cache.py) is answered here after one indexed read, without routing,
+(app/services/response_cache.py) is answered here after one indexed read, without routing,
 dependency resolution, parameter parsing or a response model: those cost more than the
 rest of a hit together. Anything else, and every miss, goes on to the app unchanged.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.services.served_cache import ServedContextCache, lookup
+from app.services.response_cache import ResponseCache, lookup
 
 PREFIX = "/sessions/"
 SUFFIX = "/context"
@@ -37,7 +37,7 @@ def session_of(path: str) -> str | None:
 
 
 class ServedContextMiddleware:
-    def __init__(self, app: ASGIApp, cache: ServedContextCache) -> None:
+    def __init__(self, app: ASGIApp, cache: ResponseCache) -> None:
         self.app = app
         self.cache = cache
 

@@ -1,7 +1,7 @@
 """Unknown query parameters are refused on every route (422 `unknown_query_parameter`).
 
 A typo such as `max_token=2000` used to be ignored, so the request silently got the default;
-and every `?x=1`, `?x=2`… was a distinct served-context cache entry. `reject_unknown_query`
+and every `?x=1`, `?x=2`… was a distinct response cache entry. `reject_unknown_query`
 is an app-wide dependency: it compares the request's query keys with the ones the matched
 route declares (its own parameters, its dependencies' and the fields of a query model).
 """

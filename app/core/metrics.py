@@ -26,7 +26,7 @@ SUMMARIZER_FALLBACKS = Counter(
 MESSAGES_APPENDED = Counter("foldwise_messages_appended_total", "Messages stored")
 CONTEXT_CACHE = Counter(
     "foldwise_context_cache_total",
-    "GET context lookups in the served-context cache: hit, stale (found, changed since), miss",
+    "GET context lookups in the response cache: hit, stale (found, changed since), miss",
     ["result"],
 )
 CONTEXT_LOADS = Counter(

@@ -69,7 +69,7 @@ class Settings(BaseSettings, ContextSettings):
     keep_alive_s: int = Field(5, ge=1)
     log_level: str = "info"
     access_log: bool = False
-    # Served-context cache per process (app/services/served_cache.py): bodies of up to a few
+    # Served-context cache per process (app/services/response_cache.py): bodies of up to a few
     # hundred KB each, so 64 MiB holds hundreds of sessions; 0 turns it off.
     context_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)
 

@@ -6,9 +6,10 @@ them, a value other than `{"type": "ephemeral"}` (with an optional `ttl` of "5m"
 and a marker on a `thinking` or `redacted_thinking` block. A `cache_control` key anywhere
 else (a tool's input, a JSON schema property) is the client's data, never a marker.
 
-The door refuses invalid values and markers on thinking blocks (`marker_problem`); what a
-context sends is capped to the limit by dropping the oldest markers (`drop_oldest`): a later
-marker caches a longer prefix, so the newest are the ones worth keeping.
+Input validation (app/schemas/input_types.py) refuses invalid values and markers on thinking
+blocks (`marker_problem`); what a context sends is capped to the limit by dropping the
+oldest markers (`drop_oldest`): a later marker caches a longer prefix, so the newest are the
+ones worth keeping.
 """
 
 from __future__ import annotations

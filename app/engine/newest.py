@@ -4,22 +4,24 @@ POST /assemble-context gets the whole history every time and nothing is stored, 
 message used to be encoded and assembled, though a 16k budget sends the newest few percent
 of a 171k-token history. Here, newest first:
 
-- window A, the newest messages whose lowest possible cost exceeds the limit (and at least
-  the units the engine drops last): a kept unit is a suffix of the history, so nothing
-  older than A can be sent. Counted exactly, but for a message the engine is sure to prune
-  whose excerpt is under a floor of its count (app/tokens/floor.py: words, not tokens): its
-  long text is never encoded;
-- the cut: the last unit boundary at or before A that the engine sees the same way with or
-  without the older messages (no tool id used on both sides of it, nothing older that the
-  engine's repairs would rewrite or drop with a warning, and the newest user turn after
-  it). The engine is handed the history from the cut on, and the pinned message; messages
-  between the cut and A carry 0 (`stand_ins`, left unpruned by the engine);
+- the sendable window: the newest messages whose lowest possible cost exceeds the limit
+  (and at least the units the engine drops last): a kept unit is a suffix of the history,
+  so nothing older than it can be sent. Counted exactly, but for a message the engine is
+  sure to prune whose excerpt is under a lower bound of its count (app/tokens/lower_bound.py:
+  words, not tokens): its long text is never encoded;
+- the cut: the last unit boundary at or before the sendable window that the engine sees
+  the same way with or without the older messages (no tool id used on both sides of it,
+  nothing older that the engine's repairs would rewrite or drop with a warning, and the
+  newest user turn after it). The engine is handed the history from the cut on, and the
+  pinned message; messages between the cut and the sendable window carry 0 (`stand_ins`,
+  left unpruned by the engine);
 - nothing older: the engine's prune replay (app/engine/prune.py `prune_history`) ends, with
   or without the older history, by pruning every message eligible at the last step, since
-  A alone keeps the running total over the limit and the prune target however much it
-  prunes; and its drop loop (app/engine/fit.py) drops everything older than A for the same
-  reason. So the messages before the cut are reported dropped, and their units counted in
-  the engine's drop warning (`left_out_units`), without the engine or their counts.
+  the sendable window alone keeps the running total over the limit and the prune target
+  however much it prunes; and its drop loop (app/engine/fit.py) drops everything older than
+  that window for the same reason. So the messages before the cut are reported dropped, and
+  their units counted in the engine's drop warning (`left_out_units`), without the engine
+  or their counts.
 
 A message's lowest possible cost is its count, or its pruned count when it can be pruned,
 and 0 when the engine might rewrite it before counting (a mid-history system message, an
@@ -45,7 +47,7 @@ from app.engine.types import Message
 from app.engine.units import body_tokens, first_user_message, is_empty, is_user_turn
 from app.engine.validate import ContextInvariantError
 from app.tokens.counter import TiktokenCounter
-from app.tokens.floor import FloorCounter, floor_counter
+from app.tokens.lower_bound import LowerBoundCounter, lower_bound_counter
 
 
 def count_all(messages: Sequence[Message], counter: TiktokenCounter) -> list[Message]:
@@ -118,10 +120,11 @@ class NewestCounts:
     messages: list[Message]
     """What the engine is handed: the history from the cut on, and the pinned message."""
     stand_ins: frozenset[str]
-    """Ids handed with tokens 0 (between the cut and window A): the engine must drop them."""
+    """Ids handed with tokens 0 (between the cut and the sendable window): the engine must
+    drop them."""
     floored: frozenset[str] = frozenset()
-    """Ids whose tokens is a floor over their excerpt's exact count (window A): the engine
-    must prune them (or drop them)."""
+    """Ids whose tokens is a lower bound over their excerpt's exact count (the sendable
+    window): the engine must prune them (or drop them)."""
     left_out: tuple[str, ...] = ()
     """Ids of the messages before the cut (not the pinned one): dropped without the engine."""
     left_out_units: int = 0
@@ -146,10 +149,10 @@ def count_newest(
     if pinned is not None:  # kept apart from the units, and maybe left out: no lower bound
         rewritable.add(pinned.seq - 1)
     protected = _protected_start(links, keep_recent, rewritable)
-    floor = floor_counter(counter.encoding_name)
+    floor = lower_bound_counter(counter.encoding_name)
     floored: set[str] = set()
     cost, index = 0, len(counted)
-    while index > protected or (index > 0 and cost <= limit):  # window A: may be sent
+    while index > protected or (index > 0 and cost <= limit):  # the sendable window
         index -= 1
         prunable = index < protected and index not in rewritable
         message, lowest = _sendable(counted[index], counter, floor, prunable)
@@ -163,7 +166,7 @@ def count_newest(
     start, units = _cut(messages, links, rewritable, pinned_at, end=index)
     handed = counted[start:]
     stand_ins = {m.id for m in counted[start:index]}  # tokens 0: on their way out
-    if pinned is not None and pinned.seq - 1 < index:  # older than window A: counted here
+    if pinned is not None and pinned.seq - 1 < index:  # older than the window: counted here
         at = pinned.seq - 1
         pinned = pinned.counted(counter.count_message(pinned))
         stand_ins.discard(pinned.id)
@@ -230,7 +233,7 @@ def _cut(
 
 
 def _sendable(
-    message: Message, counter: TiktokenCounter, floor: FloorCounter, prunable: bool
+    message: Message, counter: TiktokenCounter, floor: LowerBoundCounter, prunable: bool
 ) -> tuple[Message, int]:
     """The message as it may be sent, and its lowest possible cost.
 

@@ -7,7 +7,7 @@ Everything after the clear marker is read only for `explain=true`.
 
 Each read is one SQLAlchemy statement below, compiled once per dialect (driver_sql.py) and
 run as driver SQL, whether through the app's engine (`ContextRepository`) or on the
-connections of app/repositories/stamps.py and context_rows.py; rows come back as the
+connections of app/repositories/served_state.py and context_rows.py; rows come back as the
 driver's raw values and are decoded by the one decoder of each read here. A column a
 context depends on is added to `SESSION_FIELDS` or `MESSAGE_FIELDS` and to nothing else.
 """
@@ -161,7 +161,7 @@ CONTEXT_IN_ONE_STATEMENT = _context_in_one_statement()
 
 # Decoding: values come out as the ORM's types would make them (`UTCDateTime`, JSON). SQLite
 # hands back timestamps as naive ISO text. JSON comes as text from sqlite3 and from the
-# stamp reader's own asyncpg connections, but decoded from SQLAlchemy's asyncpg connections
+# served-state reader's own asyncpg connections, but decoded from SQLAlchemy's asyncpg connections
 # (its dialect registers JSON codecs on them): `decoded` says which.
 def _json(value: Any, decoded: bool) -> Any:
     return value if decoded or value is None else json.loads(value)
@@ -271,7 +271,7 @@ def stored_message(message: Message) -> EngineMessage:
 async def served_state(
     connection: AsyncConnection, tenant: str, session_id: str, family: str
 ) -> ServedState | None:
-    """`SERVED_STATE` through SQLAlchemy (the engine path of app/repositories/stamps.py)."""
+    """`SERVED_STATE` through SQLAlchemy (the engine path of app/repositories/served_state.py)."""
     dialect = connection.dialect.name
     params = {"tenant": tenant, "session_id": session_id, "family": family}
     result = await connection.exec_driver_sql(

@@ -3,7 +3,7 @@
 The same three reads as `ContextRepository` (the session row with the tenant's calibrations,
 the messages after a seq, a page of user messages: the statements of
 app/repositories/context.py, compiled once per dialect) in one read-only snapshot, on the
-connections of the stamp reader (app/repositories/stamps.py): on SQLite its `sqlite3`
+connections of the served-state reader (app/repositories/served_state.py): on SQLite its `sqlite3`
 connection, on the event loop, between `BEGIN` and `COMMIT` with no await in between (a
 snapshot no other coroutine can touch); on PostgreSQL one statement on one of its asyncpg
 connections (a statement sees one snapshot: no transaction, one round trip). SQLAlchemy's
@@ -40,7 +40,11 @@ from app.repositories.context import (
     session_row,
 )
 from app.repositories.driver_sql import DriverSQL
-from app.repositories.stamps import PostgresStampReader, SqliteStampReader, StampReader
+from app.repositories.served_state import (
+    PostgresServedStateReader,
+    ServedStateReader,
+    SqliteServedStateReader,
+)
 
 # What one SQLite snapshot may bring in on the event loop: rows (~1 µs of C and ~5 µs of
 # decoding each) and stored bytes (JSON decoding runs at a few hundred MB/s): a few ms at most.
@@ -153,7 +157,7 @@ class _PostgresReads:
     are answered from it."""
 
     def __init__(
-        self, reader: PostgresStampReader, explain: bool, after: int, decoded: DecodedMessages
+        self, reader: PostgresServedStateReader, explain: bool, after: int, decoded: DecodedMessages
     ) -> None:
         self.reader = reader
         self.explain = explain
@@ -205,7 +209,7 @@ class _PostgresReads:
 
 @asynccontextmanager
 async def sqlite_snapshot(
-    reader: SqliteStampReader, explain: bool, after: int, decoded: DecodedMessages
+    reader: SqliteServedStateReader, explain: bool, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
     connection = reader.connection()
     connection.execute("BEGIN")
@@ -217,18 +221,18 @@ async def sqlite_snapshot(
 
 @asynccontextmanager
 async def postgres_snapshot(
-    reader: PostgresStampReader, explain: bool, after: int, decoded: DecodedMessages
+    reader: PostgresServedStateReader, explain: bool, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
     yield _PostgresReads(reader, explain, after, decoded)
 
 
-def driver_snapshot(reader: StampReader) -> DriverSnapshot | None:
-    """The driver snapshot on the stamp reader's connections, or None (the engine's path)."""
+def driver_snapshot(reader: ServedStateReader) -> DriverSnapshot | None:
+    """The driver snapshot on the served-state reader's connections, or None (the engine's path)."""
     decoded = DecodedMessages()
-    if isinstance(reader, SqliteStampReader):
+    if isinstance(reader, SqliteServedStateReader):
         sqlite_reader = reader
         return lambda explain, after: sqlite_snapshot(sqlite_reader, explain, after, decoded)
-    if isinstance(reader, PostgresStampReader):
+    if isinstance(reader, PostgresServedStateReader):
         postgres_reader = reader
         return lambda explain, after: postgres_snapshot(postgres_reader, explain, after, decoded)
     return None

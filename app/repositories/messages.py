@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.models import Message
 
 # Ids searched per query: SQLite caps an expression tree at depth 1,000, and an OR of n
-# terms is n deep (two LIKEs per id). The door allows at most 2,000 calls per request.
+# terms is n deep (two LIKEs per id). Input validation allows at most 2,000 calls per request.
 CALL_IDS_PER_QUERY = 100
 
 
@@ -37,7 +37,7 @@ class MessageRepository:
         """Which of `call_ids` a stored message after `after_seq` already makes.
 
         The JSON text is searched for `"id": "<id>"` (both databases render JSON with that
-        separator, and tool ids are ASCII by the door's rule); matches are then confirmed on
+        separator, and tool ids are ASCII by the input rules); matches are then confirmed on
         the parsed rows, so a text that merely mentions an id is no clash.
         """
         wanted = set(call_ids)

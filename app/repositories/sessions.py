@@ -154,7 +154,7 @@ class SessionRepository:
 
     async def remove_newest(self, row: Session, tokens: int) -> None:
         """Account for the newest message, after the clear marker, being deleted: seqs are
-        not reused (last_seq stays), updated_at moves (the served-context cache sees it)."""
+        not reused (last_seq stays), updated_at moves (the response cache sees it)."""
         stmt = (
             update(Session)
             .where(Session.pk == row.pk)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.core.context_settings import ContextOverrides
 from app.engine.render import Format
 from app.schemas.context import ContextUsage, ExplainItem
-from app.schemas.door import MessageJson, Text, TokenCount, ToolJson, check_tool_ids
+from app.schemas.input_types import MessageJson, Text, TokenCount, ToolJson, check_tool_ids
 
 
 class AssembleRequest(ContextOverrides):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.door import Text, TokenCount
+from app.schemas.input_types import Text, TokenCount
 
 
 class CalibrationRead(BaseModel):

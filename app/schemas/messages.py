@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.schemas.door import MessageJson, check_tool_ids
+from app.schemas.input_types import MessageJson, check_tool_ids
 
 # One request appends at most this many messages; larger imports page through.
 MAX_BATCH = 1000

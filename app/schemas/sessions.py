@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.context_settings import ContextOverrides
 from app.schemas.common import SummaryState
-from app.schemas.door import Json, Text, ToolJson
+from app.schemas.input_types import Json, Text, ToolJson
 
 # Client-chosen ids end up in URLs: keep them path-safe.
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,255}$"

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.context_settings import Strategy
 from app.schemas.common import SummaryState
-from app.schemas.door import Text
+from app.schemas.input_types import Text
 
 
 class SessionSummarizeRequest(BaseModel):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.door import MessageJson, Text
+from app.schemas.input_types import MessageJson, Text
 
 
 class SummarizeRequest(BaseModel):

@@ -6,7 +6,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.door import MessageJson, Text, ToolJson
+from app.schemas.input_types import MessageJson, Text, ToolJson
 
 
 class CountTokensRequest(BaseModel):

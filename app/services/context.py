@@ -124,7 +124,7 @@ class Snapshot:
     messages: tuple[Message, ...]
     calibration: Calibration | None
     last_served: dict[str, Any]
-    version: SessionVersion  # validates a cached response (app/services/served_cache.py)
+    version: SessionVersion  # validates a cached response (app/services/response_cache.py)
     removed: int  # messages removed after the clear marker (DELETE …/messages/last)
     explain: bool  # `messages` holds every message after the clear marker
 

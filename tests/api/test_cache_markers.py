@@ -1,5 +1,5 @@
 """Client `cache_control` markers on SQLite and PostgreSQL: invalid values and markers on
-thinking blocks are 422 at the door; at most four markers leave in any context, Foldwise's
+thinking blocks are 422 on input; at most four markers leave in any context, Foldwise's
 breakpoints included, the client's oldest dropped with a warning."""
 
 from __future__ import annotations

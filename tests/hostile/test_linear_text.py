@@ -26,7 +26,7 @@ import pytest
 from app.engine.prune import excerpted
 from app.engine.text import block_text
 from app.engine.truncate import truncate_message, truncate_text
-from app.schemas.door import check_json
+from app.schemas.input_types import check_json
 from app.summarizers.rule import rule_summary
 from app.summarizers.rule.extract import command_key, sentences
 from app.summarizers.rule.harness import split_user_text, stated_cwd
@@ -114,7 +114,7 @@ PATHS: dict[str, Callable[[str], object]] = {
     "message truncation": lambda t: truncate_message(_turn("user", t), 50, COUNTER),
     "prune excerpt": lambda t: excerpted(_turn("user", [{"type": "text", "text": t}]), COUNTER),
     "counting": _counted,
-    "door": lambda t: check_json({"role": "user", "content": [{"type": "text", "text": t}]}),
+    "input_types": lambda t: check_json({"role": "user", "content": [{"type": "text", "text": t}]}),
 }
 
 

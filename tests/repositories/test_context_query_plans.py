@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from sqlalchemy import event
 
 from app.main import create_app
-from app.repositories.stamps import SQLITE_STATE, SqliteStampReader
+from app.repositories.served_state import SQLITE_STATE, SqliteServedStateReader
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import (
     append,
@@ -39,11 +39,11 @@ def _plans(db_file: Path, statements: list[tuple[str, Any]], table: str = "messa
 
 
 async def _traced(app: FastAPI, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The statements the driver reads (app/repositories/stamps.py, context_rows.py) run from
+    """The statements the driver reads (app/repositories/served_state.py, context_rows.py) run from
     now on, with their parameters in place."""
     driver: list[str] = []
-    reader = app.state.served_cache.reader
-    assert isinstance(reader, SqliteStampReader)
+    reader = app.state.response_cache.reader
+    assert isinstance(reader, SqliteServedStateReader)
     await reader.close()  # reconnected by the next read, traced
     connect = reader._connect
 
@@ -61,7 +61,7 @@ async def test_context_reads_messages_by_seq_range_only(
 ) -> None:
     db_file = tmp_path / "plans.db"
     shutil.copyfile(sqlite_template, db_file)
-    # The uncached path: the served-context cache would answer the second request.
+    # The uncached path: the response cache would answer the second request.
     app = create_app(make_settings(f"sqlite:///{db_file}", context_cache_bytes=0))
     client = await make_client(app)
     await create_session(client, id="long")
@@ -115,7 +115,7 @@ async def test_a_cached_context_is_validated_by_index_lookups_only(
     driver = await _traced(app, monkeypatch)
     response = await client.get("/sessions/s/context")
     assert response.status_code == 200
-    assert app.state.served_cache.hits == 1
+    assert app.state.response_cache.hits == 1
     assert statements == []  # nothing through the app's engine: one statement of the reader
     reads = [sql for sql in driver if not sql.startswith("PRAGMA")]
     assert len(reads) == 1 and reads[0].startswith(SQLITE_STATE.split(" = ?")[0]), reads

@@ -48,7 +48,7 @@ async def app(db_url: str, recorder: RecordingSummarizer) -> FastAPI:
 
 def _assemblers(app: FastAPI, recorder: RecordingSummarizer) -> tuple[ContextAssembler, ...]:
     state = app.state
-    snapshot = state.served_cache.driver_snapshot
+    snapshot = state.response_cache.driver_snapshot
     assert snapshot is not None
     common = (state.sessionmaker, "default", state.settings, state.registry, recorder.factory)
     return ContextAssembler(*common, snapshot), ContextAssembler(*common)
@@ -125,7 +125,7 @@ async def test_every_path_decodes_rows_as_the_orm_does(
     async with app.state.engine.connect() as connection:
         state = await served_state(connection, "default", "s", "anthropic")
     assert state is not None and state.version.updated_at == orm_session.updated_at
-    reader_state = await app.state.served_cache.reader.read("default", "s", "anthropic")
+    reader_state = await app.state.response_cache.reader.read("default", "s", "anthropic")
     assert reader_state == state
     assert session_row([getattr(orm_session, f.key) for f in SESSION_FIELDS], True).pk == row.pk
 

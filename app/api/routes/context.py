@@ -14,16 +14,16 @@ from app.schemas.context import (
     ContextResponse,
 )
 from app.services.context import ContextAssembler, ContextOptions
-from app.services.served_cache import ServedContextCache, serve_context
+from app.services.response_cache import ResponseCache, serve_context
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
 
-async def get_served_cache(request: Request) -> ServedContextCache:
-    return cast(ServedContextCache, request.app.state.served_cache)
+async def get_response_cache(request: Request) -> ResponseCache:
+    return cast(ResponseCache, request.app.state.response_cache)
 
 
-ServedCache = Annotated[ServedContextCache, Depends(get_served_cache)]
+ResponseCacheDep = Annotated[ResponseCache, Depends(get_response_cache)]
 
 
 @router.get(
@@ -35,21 +35,21 @@ async def get_context(
     request: Request,
     session_id: SessionId,
     assembler: Assembler,
-    served_cache: ServedCache,
+    response_cache: ResponseCacheDep,
     query: Annotated[ContextQuery, Query()],
 ) -> Response:
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
     A repeat of an unchanged context is served from the replica's cache before it gets here
     (app/api/served_context.py); a preview never is."""
-    return await _context(request, session_id, assembler, served_cache, query)
+    return await _context(request, session_id, assembler, response_cache, query)
 
 
 async def _context(
     request: Request,
     session_id: str,
     assembler: ContextAssembler,
-    served_cache: ServedContextCache,
+    response_cache: ResponseCache,
     query: ContextQuery,
 ) -> Response:
     options = ContextOptions(
@@ -62,5 +62,5 @@ async def _context(
         record_served=not query.preview,
     )
     raw_query: bytes = request.scope["query_string"]
-    body = await serve_context(served_cache, assembler, session_id, raw_query, options)
+    body = await serve_context(response_cache, assembler, session_id, raw_query, options)
     return Response(content=body, media_type="application/json")

@@ -1,4 +1,4 @@
-"""The floor counter (app/tokens/floor.py) never counts more than tiktoken does."""
+"""The floor counter (app/tokens/lower_bound.py) never counts more than tiktoken does."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from app.tokens.base import BareMessage
 from app.tokens.counter import counter_for_encoding
-from app.tokens.floor import fewest_tokens, floor_counter
+from app.tokens.lower_bound import fewest_tokens, lower_bound_counter
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 # Whitespace of every kind tiktoken's patterns and str.split() disagree or agree on, words,
@@ -40,7 +40,7 @@ def test_a_message_floor_is_under_its_count(encoding: str, texts: list[str], rol
         BareMessage(role, blocks),
         BareMessage("assistant", None, tool_calls=[call]),
     ):
-        floor = floor_counter(encoding).count_message(message)
+        floor = lower_bound_counter(encoding).count_message(message)
         assert floor <= counter_for_encoding(encoding).count_message(message)
 
 

@@ -1,4 +1,4 @@
-"""The served-context cache across replicas (app/services/served_cache.py).
+"""The response cache across replicas (app/services/response_cache.py).
 
 Two worlds on one database, each a tenant with a session "s": in the *cached* world, replica
 A serves the contexts from its cache while replica B (another app on the same database)
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from app.core.settings import Settings
 from app.main import create_app
 from app.services.context import ContextAssembler, ContextOptions, Snapshot
-from app.services.served_cache import ENTRY_OVERHEAD, Entry, ServedContextCache, Stamp, cache_key
+from app.services.response_cache import ENTRY_OVERHEAD, Entry, ResponseCache, Stamp, cache_key
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import (
     append,
@@ -45,7 +45,7 @@ class Worlds:
     a: httpx.AsyncClient  # cached world: the replica that serves from its cache
     b: httpx.AsyncClient  # cached world: another replica that changes things
     c: httpx.AsyncClient  # plain world: cache off
-    cache: ServedContextCache  # A's
+    cache: ResponseCache  # A's
 
     async def both(self, method: str, path: str, *, on_a: bool = False, **kwargs: Any) -> None:
         """The same request on B (or A: `on_a`) of the cached world and on C (plain world)."""
@@ -91,7 +91,7 @@ async def worlds(make_client: MakeClient, db_url: str) -> Worlds:
     c = await replica(make_client, app_c, "key-plain")
     for client in (b, c):
         await create_session(client, id="s")
-    return Worlds(a, b, c, app_a.state.served_cache)
+    return Worlds(a, b, c, app_a.state.response_cache)
 
 
 class TestAcrossReplicas:
@@ -192,7 +192,7 @@ class TestWhatIsCached:
 
     def test_bounded_by_bytes_least_recently_used_out(self) -> None:
         unit = ENTRY_OVERHEAD + 25  # an entry of 25 body bytes, charged with its bookkeeping
-        cache = ServedContextCache(max_bytes=4 * unit)
+        cache = ResponseCache(max_bytes=4 * unit)
         stamp = Stamp(version=None, calibration=None, record=None)  # type: ignore[arg-type]
         for key in "abcd":
             cache.put(key, Entry(stamp, "m", "f", b"x" * 25))
@@ -214,7 +214,7 @@ async def test_the_cache_can_be_turned_off(make_client: MakeClient, db_url: str)
     await append(client, "s", user("Hello"), assistant("Hi"))
     for _ in range(3):
         assert (await client.get("/sessions/s/context")).status_code == 200
-    assert app.state.served_cache.hits == 0 and len(app.state.served_cache) == 0
+    assert app.state.response_cache.hits == 0 and len(app.state.response_cache) == 0
 
 
 async def test_hits_and_stale_entries_are_counted_in_metrics(worlds: Worlds) -> None:

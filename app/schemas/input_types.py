@@ -1,4 +1,4 @@
-"""One normalization at the door for every text and JSON value a request carries.
+"""One normalization on input for every text and JSON value a request carries.
 
 Whatever a request stores (ids, `client_id`, system prompts, message content, tool input,
 metadata) or hands to the engine passes `check_json` once, through the `Text` and `Json`
@@ -36,7 +36,7 @@ MAX_ITEMS = 2_000
 MAX_INT = 2**63 - 1
 
 
-class DoorError(ValueError):
+class InputRefused(ValueError):
     """A value the service will not store; the message says where and why."""
 
 
@@ -53,14 +53,14 @@ def _text_problem(text: str) -> str | None:
 
 
 def check_json(value: Any, where: str = "", depth: int = 0) -> None:
-    """Raise DoorError naming the first place in `value` that cannot be stored as is."""
+    """Raise InputRefused naming the first place in `value` that cannot be stored as is."""
     try:
         _check(value, depth)
     except _Refused as refused:
         keys = [where, *reversed(refused.path)] if where else reversed(refused.path)
         label = ".".join(map(str, keys)) or "value"
         where_key = "a key of " if refused.in_key else ""
-        raise DoorError(f"{where_key}{label} {refused.reason}") from None
+        raise InputRefused(f"{where_key}{label} {refused.reason}") from None
 
 
 class _Refused(Exception):
@@ -114,7 +114,7 @@ def _checked_message(message: dict[str, Any]) -> dict[str, Any]:
     Its `cache_control` markers must be ones the provider accepts (app/engine/markers.py)."""
     check_json(message)
     if problem := marker_problem(message):
-        raise DoorError(problem)
+        raise InputRefused(problem)
     calls = message.get("tool_calls")
     for i, call in enumerate(calls if isinstance(calls, list) else ()):
         function = call.get("function") if isinstance(call, dict) else None
@@ -131,7 +131,7 @@ def _check_arguments(arguments: Any, where: str) -> None:
     try:
         parsed = json.loads(arguments)
     except RecursionError:
-        raise DoorError(f"{where} is nested more than {MAX_DEPTH} levels deep") from None
+        raise InputRefused(f"{where} is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError:
         return  # not JSON: every reader keeps it as plain text
     check_json(parsed, where, depth=1)
@@ -140,7 +140,7 @@ def _check_arguments(arguments: Any, where: str) -> None:
 def _checked_tool(tool: dict[str, Any]) -> dict[str, Any]:
     check_json(tool)
     if problem := tool_marker_problem(tool):
-        raise DoorError(problem)
+        raise InputRefused(problem)
     return tool
 
 
@@ -199,14 +199,15 @@ def check_tool_ids(messages: list[dict[str, Any]]) -> list[str]:
         calls, results = _tool_ids(message)
         for path, value in calls + results:
             if not isinstance(value, str) or not TOOL_ID.fullmatch(value):
-                raise DoorError(
+                raise InputRefused(
                     f"messages.{index}.{path}: a tool id is 1-256 characters of A-Z a-z 0-9 _ . : -"
                 )
         if len(seen) + len(calls) > MAX_ITEMS:
-            raise DoorError(f"more than {MAX_ITEMS} tool calls in one request")
+            raise InputRefused(f"more than {MAX_ITEMS} tool calls in one request")
         for path, value in calls:
             where = f"messages.{index}.{path}"
             if value in seen:
-                raise DoorError(f"{where}: tool call id {value!r} is already used by {seen[value]}")
+                used = seen[value]
+                raise InputRefused(f"{where}: tool call id {value!r} is already used by {used}")
             seen[value] = where
     return list(seen)

@@ -1,4 +1,4 @@
-"""The served-context cache holds at most FOLDWISE_CONTEXT_CACHE_BYTES of process memory: each
+"""The response cache holds at most FOLDWISE_CONTEXT_CACHE_BYTES of process memory: each
 entry is charged what it keeps alive (body, key, stamp, record, snapshot, bookkeeping), as
 measured by tracemalloc with many small entries and with fewer large ones."""
 
@@ -14,7 +14,7 @@ from app.core.context_settings import ContextSettings
 from app.engine.types import Message
 from app.repositories.context import SessionVersion
 from app.services.context import Snapshot
-from app.services.served_cache import Entry, ServedContextCache, Stamp
+from app.services.response_cache import Entry, ResponseCache, Stamp
 
 CAP = 4 << 20
 
@@ -74,7 +74,7 @@ def entry(index: int, messages: int, words: int) -> tuple[tuple[str, str, bytes]
     ids=["tiny entries", "small entries", "large entries"],
 )
 def test_process_memory_stays_within_the_cap(messages: int, words: int) -> None:
-    cache = ServedContextCache(CAP)
+    cache = ResponseCache(CAP)
     gc.collect()
     tracemalloc.start()
     try:

@@ -46,13 +46,13 @@ def _params(tenant: str, session_id: str, family: str) -> dict[str, str]:
     return {"tenant": tenant, "session_id": session_id, "family": family}
 
 
-class StampReader(Protocol):
+class ServedStateReader(Protocol):
     async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None: ...
 
     async def close(self) -> None: ...
 
 
-class EngineStampReader:
+class EngineServedStateReader:
     """SQLAlchemy Core on a bare connection of the app's engine."""
 
     def __init__(self, engine: AsyncEngine) -> None:
@@ -66,7 +66,7 @@ class EngineStampReader:
         return None
 
 
-class SqliteStampReader:
+class SqliteServedStateReader:
     """A `sqlite3` connection of its own, read on the event loop (see the module docstring)."""
 
     def __init__(self, path: str) -> None:
@@ -102,7 +102,7 @@ class SqliteStampReader:
             self._connection = None
 
 
-class PostgresStampReader:
+class PostgresServedStateReader:
     """Up to PG_READERS asyncpg connections of its own, opened on first use."""
 
     def __init__(self, connect_kwargs: dict[str, Any]) -> None:
@@ -165,24 +165,24 @@ def _asyncpg_kwargs(engine: AsyncEngine) -> dict[str, Any]:
     return {key: value for key, value in kwargs.items() if key not in _SQLALCHEMY_OPTIONS}
 
 
-def open_stamp_reader(engine: AsyncEngine) -> StampReader:
+def open_served_state_reader(engine: AsyncEngine) -> ServedStateReader:
     """The fastest reader for the engine's database (nothing is connected yet)."""
     url = engine.url
     backend = url.get_backend_name()
     path = url.database
     if backend == "sqlite" and path and path != ":memory:" and "uri" not in url.query:
-        return SqliteStampReader(path)
+        return SqliteServedStateReader(path)
     if backend == "postgresql":
-        return PostgresStampReader(_asyncpg_kwargs(engine))
-    return EngineStampReader(engine)
+        return PostgresServedStateReader(_asyncpg_kwargs(engine))
+    return EngineServedStateReader(engine)
 
 
 __all__ = [
     "POSTGRES_STATE",
     "SQLITE_STATE",
-    "EngineStampReader",
-    "PostgresStampReader",
-    "SqliteStampReader",
-    "StampReader",
-    "open_stamp_reader",
+    "EngineServedStateReader",
+    "PostgresServedStateReader",
+    "ServedStateReader",
+    "SqliteServedStateReader",
+    "open_served_state_reader",
 ]

@@ -1,4 +1,4 @@
-"""A refused value is named by its whole path, outermost key first (app/schemas/door.py)."""
+"""A refused value is named by its whole path, outermost key first (app/schemas/input_types.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.schemas.door import DoorError, check_json
+from app.schemas.input_types import InputRefused, check_json
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ from app.schemas.door import DoorError, check_json
     ],
 )
 def test_the_first_refused_place_is_named(value: Any, where: str, message: str) -> None:
-    with pytest.raises(DoorError) as refused:
+    with pytest.raises(InputRefused) as refused:
         check_json(value, where)
     assert str(refused.value).startswith(message)
 

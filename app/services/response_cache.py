@@ -10,7 +10,7 @@ session and query, next to a stamp of that state: the session's `SessionVersion`
 same bytes parse to the same options, so a repeat is recognised before anything is parsed
 (`lookup`, called by app/api/served_context.py before routing). It reads the stamp back in
 one statement (`served_state`: the `(tenant, external_id)` unique index joined to the
-calibration primary key, through the driver itself, app/repositories/stamps.py) and
+calibration primary key, through the driver itself, app/repositories/served_state.py) and
 serves the body only if every part is equal, so an append, a fold, a clear, a PATCH, a
 usage report or another query's context made by any replica on the same database is seen
 by the next read of every other replica. Nothing is pushed between replicas and nothing
@@ -43,19 +43,19 @@ from app.core.logging import get_logger
 from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
 from app.repositories.context import ServedState, SessionVersion
 from app.repositories.context_rows import DriverSnapshot
-from app.repositories.stamps import StampReader
+from app.repositories.served_state import ServedStateReader
 from app.schemas.context import CacheUsage, ContextResponse
 from app.services.context import ContextAssembler, ContextOptions, Served, Snapshot
 from app.services.context_response import context_response
 from app.services.prompt_cache import ServedRecords, compare
 
-log = get_logger("foldwise.served_cache")
+log = get_logger("foldwise.response_cache")
 
 # A body bigger than this share of the cache would evict most of it for one session.
 MAX_ENTRY_SHARE = 0.25
 # What an entry holds beyond the bytes of its body and key, charged to the cache so that the
 # process memory it takes stays under FOLDWISE_CONTEXT_CACHE_BYTES (measured with tracemalloc:
-# tests/services/test_served_cache_memory.py): the key tuple, the Entry, the Stamp and its
+# tests/services/test_response_cache_memory.py): the key tuple, the Entry, the Stamp and its
 # SessionVersion, the LRU node; each prefix-chain fingerprint of the record; each message of
 # the snapshot (the object, its id and metadata; its text at ~4 bytes a stored token).
 ENTRY_OVERHEAD = 1_500
@@ -94,15 +94,15 @@ class _NoReader:
         return None
 
 
-class ServedContextCache:
+class ResponseCache:
     """LRU of response bodies, bounded by their total size; one per app (per replica)."""
 
-    def __init__(self, max_bytes: int, reader: StampReader | None = None) -> None:
+    def __init__(self, max_bytes: int, reader: ServedStateReader | None = None) -> None:
         self.max_bytes = max_bytes
         self.size = 0
         self.hits = 0  # this cache's own counts (`/metrics` sums every cache of the process)
         self.evicted = 0
-        self.reader: StampReader = reader or _NoReader()  # set when the engine exists
+        self.reader: ServedStateReader = reader or _NoReader()  # set when the engine exists
         self.driver_snapshot: DriverSnapshot | None = None  # reads on the reader's connections
         self.records = ServedRecords()  # the records this replica served last, per model
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
@@ -193,9 +193,7 @@ def replayed(response: ContextResponse, served: Served) -> ContextResponse:
     return response.model_copy(update={"usage": usage, "summarized": False})
 
 
-async def lookup(
-    cache: ServedContextCache, tenant: str, session_id: str, query: bytes
-) -> bytes | None:
+async def lookup(cache: ResponseCache, tenant: str, session_id: str, query: bytes) -> bytes | None:
     """The cached body of this request if the database still holds the state it was computed
     from (one indexed read); None sends the request down the full path."""
     key = (tenant, session_id, query)
@@ -218,7 +216,7 @@ async def lookup(
 
 
 async def serve_context(
-    cache: ServedContextCache,
+    cache: ResponseCache,
     assembler: ContextAssembler,
     session_id: str,
     query: bytes,
@@ -241,4 +239,4 @@ async def serve_context(
     return render(response)
 
 
-__all__ = ["Entry", "ServedContextCache", "Stamp", "cache_key", "lookup", "serve_context"]
+__all__ = ["Entry", "ResponseCache", "Stamp", "cache_key", "lookup", "serve_context"]

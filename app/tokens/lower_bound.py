@@ -31,7 +31,7 @@ def fewest_tokens(text: str) -> int:
     return len(text.split())
 
 
-class FloorCounter(TiktokenCounter):
+class LowerBoundCounter(TiktokenCounter):
     """A counter whose every count is a lower bound of `TiktokenCounter`'s for the same input:
     the same structure (framing, overheads, images), with each text counted by its words."""
 
@@ -43,9 +43,9 @@ class FloorCounter(TiktokenCounter):
 
 
 @functools.cache
-def floor_counter(encoding_name: str) -> FloorCounter:
+def lower_bound_counter(encoding_name: str) -> LowerBoundCounter:
     """The shared floor of `counter_for_encoding(encoding_name)`."""
-    return FloorCounter(get_encoding(encoding_name))
+    return LowerBoundCounter(get_encoding(encoding_name))
 
 
-__all__ = ["FloorCounter", "fewest_tokens", "floor_counter"]
+__all__ = ["LowerBoundCounter", "fewest_tokens", "lower_bound_counter"]

@@ -1,4 +1,4 @@
-"""Hostile input at the door, on SQLite and PostgreSQL: a clear 4xx, never a 5xx, and no
+"""Hostile input on input, on SQLite and PostgreSQL: a clear 4xx, never a 5xx, and no
 accepted write can make a later read of its session fail."""
 
 from __future__ import annotations
