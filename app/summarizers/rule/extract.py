@@ -17,11 +17,11 @@ from app.engine.types import Message
 from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
 from app.summarizers.rule.harness import aider_edits, split_user_text, stated_cwd
 from app.summarizers.rule.outcomes import (
-    cap,
     error_lines,
     exit_code,
     failed_tally,
     first_error_line,
+    joined,
 )
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.paths import absolute, infer_workdir
@@ -49,8 +49,8 @@ _DECIDED = re.compile(r"(?i)\b(?:decided|decide to|chose|opted|settled on|the pl
 REQUEST_CHARS = 200
 # The focus's last step is a reminder, not a report.
 STEP_CHARS = 120
-# A failing test run's error, three FAILED ids and its tally fit in this many characters.
-MAX_ERROR_CHARS = 600
+# A failing run's error, location, comparison, tally and about eight test ids.
+MAX_ERROR_CHARS = 800
 # "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
 MIN_REQUEST_WORDS = 3
 # A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
@@ -201,8 +201,7 @@ class _Walker:
             status = f"exit {code}" if code is not None else ("failed" if failed else "ok")
             self.facts.add(Item("command", use.command, order, status))
         if failed:
-            line = " | ".join(error_lines(text)) or f"{use.name} failed"
-            line = cap(line, MAX_ERROR_CHARS)
+            line = joined(error_lines(text), MAX_ERROR_CHARS) or f"{use.name} failed"
             self.facts.add(Item("error", line, order, "open", detail=use.label))
             self.failed_reads[use.label] = {p for p, status in use.files if status == "read"}
             return
