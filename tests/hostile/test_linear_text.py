@@ -72,6 +72,9 @@ SHAPES: dict[str, Callable[[int], str]] = {
         n, lambda i: f"  {i}) test case (M)\n  └─ lib/a{i}.ex:{i}: x\nE   assert {i} == 0\n"
     ),
     "one dotted token": lambda n: "a." * (n // 2) + "py:1:",
+    "standing instructions": lambda n: (
+        "We are solving the following issue.\n" + "\nINSTRUCTIONS:\nNever run -c. " * (n // 30)
+    ),
     "runner tallies": lambda n: _lines(n, lambda i: f"Test Files  {i} failed | {i} passed\n"),
 }
 
