@@ -73,7 +73,8 @@ SHAPES: dict[str, Callable[[int], str]] = {
     ),
     "one dotted token": lambda n: "a." * (n // 2) + "py:1:",
     "standing instructions": lambda n: (
-        "We are solving the following issue.\n" + "\nINSTRUCTIONS:\nNever run -c. " * (n // 30)
+        "We're currently solving the following issue.\n"
+        + "\nINSTRUCTIONS:\nNever run -c. " * (n // 30)
     ),
     "runner tallies": lambda n: _lines(n, lambda i: f"Test Files  {i} failed | {i} passed\n"),
 }
