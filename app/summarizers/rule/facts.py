@@ -27,8 +27,9 @@ WEIGHTS: dict[str, float] = {
     # outranked a user constraint).
     "constraint": 10,
     # A harness's standing instructions ("only one command at a time"): binding, but the
-    # agent's own prompt says them again each turn; the user's own words come first.
-    "constraint:standing": 4,
+    # agent's own prompt says them again each turn; the user's own words come first. (4 cost
+    # a 7k-token SWE-agent CTF run two of its 18 commands at 20×.)
+    "constraint:standing": 3,
     "decision": 8,
     "file:modified": 7,
     "file:created": 7,
