@@ -18,6 +18,7 @@ from app.summarizers.rule.extract import extract
 from app.summarizers.rule.facts import Facts
 from app.summarizers.rule.outcomes import error_lines
 from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.paths import relative
 from app.summarizers.rule.render import item_line
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation
@@ -349,7 +350,7 @@ class TestCorpus:
 
     @pytest.mark.parametrize("ratio", [20, 100])
     @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else [])
-    def test_no_budget_left_while_commands_or_errors_are_evicted(
+    def test_no_budget_left_while_anything_that_scores_is_evicted(
         self, counter, path: Path, ratio: int
     ) -> None:
         from app.services.summarize_context import to_messages
@@ -360,13 +361,24 @@ class TestCorpus:
         facts = Facts()
         extract(messages, facts)
         workdir = facts.get("workdir")
+        where = workdir.text if workdir else None
         left = budget - counter.count_text(text)
         for item in facts.items():
-            line = item_line(item, workdir.text if workdir else None, compact=True)
+            line = item_line(item, where, compact=True)
             # At a tight budget a command or error may be named by its head (` …`), a command
-            # without backticks.
-            head = item.text.split(" | ")[0][:24]
-            named = f"`{head}" in text or f"- {head}" in text
-            if item.kind in ("command", "error") and not named:
+            # or path without backticks, a file by its name on its directory's line.
+            if item.kind in ("command", "error"):
+                head = item.text.split(" | ")[0][:24]
+                named = f"`{head}" in text or f"- {head}" in text
+            elif item.kind == "file":
+                named = relative(item.text, where).rsplit("/", 1)[-1] in text
+            elif item.kind in ("constraint", "request", "decision"):
+                named = item.text[:24] in text
+            else:
+                continue
+            if not named:
                 # its line (+ newline, + a section header at most) would not have fitted
                 assert counter.count_text(line) + 6 > left, (path.stem, line)
+            elif item.kind == "error" and item.text not in text:
+                # cut to its short form: the whole error would not have fitted either
+                assert counter.count_text(item.text) > left, (path.stem, item.text)
