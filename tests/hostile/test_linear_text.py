@@ -76,6 +76,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
         "We're currently solving the following issue.\n"
         + "\nINSTRUCTIONS:\nNever run -c. " * (n // 30)
     ),
+    "error code bodies": lambda n: "{" + "Error code: 400 " * (n // 16) + "}",
     "runner tallies": lambda n: _lines(n, lambda i: f"Test Files  {i} failed | {i} passed\n"),
 }
 

@@ -140,6 +140,24 @@ class TestFailures:
         full = rule_summary(conversation(*items), None, 5000, counter)
         assert all(f"test_total_{n}" in full for n in range(9))
 
+    def test_conftest_import_error_keeps_its_headline_location_and_cause(self) -> None:
+        run = (
+            "Exit code 4\n"
+            "ImportError while loading conftest '/repo/tests/conftest.py'.\n"
+            "tests/conftest.py:3: in <module>\n"
+            "    from app.main import create_app\n"
+            "E   ModuleNotFoundError: No module named 'fastapi'\n"
+        )
+        assert error_lines(run) == [
+            "ImportError while loading conftest '/repo/tests/conftest.py'.",
+            "tests/conftest.py:3: in <module>",
+            "E   ModuleNotFoundError: No module named 'fastapi'",
+        ]
+
+    def test_an_api_error_body_is_the_error(self) -> None:
+        body = '{"detail": "upstream failed: Error code: 400 - max_tokens: 9000 > 8192"}'
+        assert error_lines(f"HTTP/1.1 502 Bad Gateway\n{body}") == [body]
+
     def test_framing_lines_are_not_the_error(self) -> None:
         codex = "Chunk ID: 1f\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\n"
         assert error_lines(codex) == ["Process exited with code 1"]

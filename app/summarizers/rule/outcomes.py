@@ -29,6 +29,8 @@ _ERROR_LINE = re.compile(
         E\s{2,}\S.*                                        # pytest assertion detail
       | FAILED\s+\S.*                                      # pytest short summary
       | (?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b:.*   # exceptions (Python, JS, Java)
+      | [A-Z]\w*Error\ while\ (?:loading|importing)\ .*    # pytest: … while loading conftest
+      | .*\bError\ code:\ \d{3}\b.*                       # an API error body
       | (?:error|ERROR|Error|fatal|FATAL|panic|PANIC)(?:\[[\w\-]+\])?[:!]\s*\S.*
       | npm\ ERR!.*
       | \*\*\ \([\w.]*(?:Error|Exception)\)\ .*                 # Elixir: ** (KeyError) …
