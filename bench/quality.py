@@ -34,7 +34,8 @@ from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter
 from bench import doc
-from bench.real_facts import CATEGORIES, ground_truth, kept
+from bench.next_step import QUESTIONS, asked
+from bench.real_facts import CATEGORIES, LINE_CATEGORIES, ground_truth, kept
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "real-transcripts"
 RATIOS = (20, 100)
@@ -99,7 +100,10 @@ def fold_slices(messages: list[Message]) -> list[list[Message]]:
     return [messages[a:b] for a, b in itertools.pairwise(cuts) if b > a]
 
 
-Key = tuple[str, int, str, str]  # (group, ratio, method, category)
+Key = tuple[str, int, str, str]  # (group or family, ratio, method, category or question)
+# The methods the next-step questions compare.
+ASKED = ("rule", "one-line", "trim-last")
+GROUPS = ("tuning", "held-out")
 
 
 @dataclass
@@ -107,6 +111,8 @@ class Results:
     files: list[str]
     tokens: dict[str, int]
     counts: dict[Key, list[int]]  # kept, total
+    families: dict[Key, list[int]]  # by agent family: kept, total
+    answers: dict[Key, list[int]]  # next-step questions, by group and by question
     summary_tokens: dict[tuple[str, int, str], int]  # (group, ratio, method) → tokens
     input_tokens: dict[str, int]  # group → transcript tokens
 
@@ -126,6 +132,11 @@ class _FakeLLM(AnthropicSummarizer):
 
 def corpus_files() -> list[Path]:
     return sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []
+
+
+def family_of(source: dict[str, Any]) -> str:
+    """The agent that wrote a transcript (`Claude Code`, `SWE-agent`, …), from its source."""
+    return str(source.get("agent", "unknown")).split(" (")[0]
 
 
 def group_of(path: Path) -> str:
@@ -213,9 +224,10 @@ def run(progress: Callable[[str], None] = lambda _line: None) -> Results | None:
     if not files:
         return None
     counter = default_counter(Settings(_env_file=None))
-    results = Results([], {}, defaultdict(lambda: [0, 0]), defaultdict(int), defaultdict(int))
+    results = Results([], {}, _cells(), _cells(), _cells(), defaultdict(int), defaultdict(int))
     for path in files:
-        raw = json.loads(path.read_text("utf-8"))["messages"]
+        document = json.loads(path.read_text("utf-8"))
+        raw, family = document["messages"], family_of(document.get("source") or {})
         messages = to_messages(raw, counter)
         tokens = sum(m.tokens for m in messages)
         group = group_of(path)
@@ -223,29 +235,52 @@ def run(progress: Callable[[str], None] = lambda _line: None) -> Results | None:
         results.tokens[path.stem] = tokens
         results.input_tokens[group] += tokens
         truth = ground_truth(raw)
+        questions = asked(raw)
         for ratio in RATIOS:
             budget = tokens // ratio
             for method, summary in summaries(raw, messages, budget, counter).items():
                 assert counter.count_text(summary) <= budget, (path.stem, method, ratio)
                 results.summary_tokens[(group, ratio, method)] += counter.count_text(summary)
-                for fact in truth.facts:
-                    cell = results.counts[(group, ratio, method, fact.category)]
-                    cell[0] += kept(fact, summary)
-                    cell[1] += 1
+                for fact in [*truth.facts, *truth.lines]:
+                    hit = kept(fact, summary)
+                    _tally(results.counts[(group, ratio, method, fact.category)], hit)
+                    _tally(results.families[(family, ratio, method, fact.category)], hit)
+                for question, answer in questions:
+                    hit = kept(answer, summary)
+                    _tally(results.answers[(group, ratio, method, "all")], hit)
+                    _tally(results.answers[("all", ratio, method, question.name)], hit)
         progress(f"{path.stem}: {tokens} tokens, {len(truth.facts)} facts")
     return results
 
 
+def _cells() -> dict[Key, list[int]]:
+    return defaultdict(lambda: [0, 0])
+
+
+def _tally(cell: list[int], hit: bool) -> None:
+    cell[0] += hit
+    cell[1] += 1
+
+
+def _share(cell: list[int] | None) -> str:
+    k, t = cell or [0, 0]
+    return f"{100 * k / t:.0f}% ({k}/{t})" if t else "–"
+
+
 def table(results: Results, group: str) -> list[str]:
-    header = "| method | ratio | actual | all facts | " + " | ".join(CATEGORIES) + " |"
-    rows = [header, "|" + "---|" * (len(CATEGORIES) + 4)]
+    columns = [*CATEGORIES, *LINE_CATEGORIES]
+    header = "| method | ratio | actual | all facts | " + " | ".join(columns) + " |"
+    rows = [header, "|" + "---|" * (len(columns) + 4)]
     for ratio in RATIOS:
         for method in METHODS:
             cells, kept_all, total_all = [], 0, 0
             for category in CATEGORIES:
                 k, t = results.counts.get((group, ratio, method, category), [0, 0])
                 kept_all, total_all = kept_all + k, total_all + t
-                cells.append(f"{100 * k / t:.0f}% ({k}/{t})" if t else "–")
+                cells.append(_share([k, t]))
+            cells += [
+                _share(results.counts.get((group, ratio, method, c))) for c in LINE_CATEGORIES
+            ]
             used = results.summary_tokens.get((group, ratio, method), 0)
             actual = f"{results.input_tokens[group] / used:.0f}×" if used else "–"
             share = f"{100 * kept_all / total_all:.0f}%" if total_all else "–"
@@ -254,18 +289,51 @@ def table(results: Results, group: str) -> list[str]:
 
 
 def behind(results: Results) -> list[str]:
-    """Where `rule` keeps fewer facts than the one-line baseline (computed, not written)."""
+    """Where `rule` keeps fewer facts than the one-line baseline, by group and by agent family
+    (computed, not written)."""
     cells = []
-    for group in ("tuning", "held-out"):
+    families = sorted({key[0] for key in results.families})
+    scopes = [("tuning", results.counts), ("held-out", results.counts)]
+    for name, counts in [*scopes, *((family, results.families) for family in families)]:
         for ratio in RATIOS:
-            for category in CATEGORIES:
-                rule = results.counts.get((group, ratio, "rule", category), [0, 0])
-                line = results.counts.get((group, ratio, "one-line", category), [0, 0])
+            for category in (*CATEGORIES, *LINE_CATEGORIES):
+                rule = counts.get((name, ratio, "rule", category), [0, 0])
+                line = counts.get((name, ratio, "one-line", category), [0, 0])
                 if rule[1] and rule[0] < line[0]:
-                    cells.append(f"{group} {ratio}× {category} ({rule[0]} vs {line[0]})")
+                    cells.append(f"{name} {ratio}× {category} ({rule[0]} vs {line[0]})")
     if not cells:
-        return ["`rule` keeps at least as many facts as `one-line` in every cell."]
+        return ["`rule` keeps at least as many facts as `one-line` in every cell (group, family)."]
     return ["Cells where `rule` keeps fewer facts than `one-line`: " + "; ".join(cells) + "."]
+
+
+def not_ahead(results: Results, ratio: int) -> str:
+    """The categories where `rule` is not ahead of `one-line` over the whole corpus (a
+    category it keeps entirely counts as ahead)."""
+    cells = []
+    for category in (*CATEGORIES, *LINE_CATEGORIES):
+        rule, line = (_pooled(results, ratio, method, category) for method in ("rule", "one-line"))
+        if rule[1] and rule[0] <= line[0] and rule[0] < rule[1]:
+            cells.append(f"{category} ({rule[0]} vs {line[0]} of {rule[1]})")
+    if not cells:
+        return f"At {ratio}× `rule` is ahead of `one-line` in every category (whole corpus)."
+    return f"At {ratio}× `rule` is not ahead of `one-line` in: " + "; ".join(cells) + "."
+
+
+def _pooled(results: Results, ratio: int, method: str, category: str) -> list[int]:
+    cells = [results.counts.get((g, ratio, method, category), [0, 0]) for g in GROUPS]
+    return [sum(c[0] for c in cells), sum(c[1] for c in cells)]
+
+
+def questions_table(results: Results) -> list[str]:
+    names = [q.name for q in QUESTIONS]
+    header = "| method | ratio | tuning | held-out | " + " | ".join(names) + " |"
+    rows = [header, "|" + "---|" * (len(names) + 4)]
+    for ratio in RATIOS:
+        for method in ASKED:
+            groups = [_share(results.answers.get((g, ratio, method, "all"))) for g in GROUPS]
+            cells = [_share(results.answers.get(("all", ratio, method, n))) for n in names]
+            rows.append(f"| {method} | {ratio}× | " + " | ".join(groups + cells) + " |")
+    return rows
 
 
 def write(results: Results | None) -> str:
@@ -284,7 +352,9 @@ def write(results: Results | None) -> str:
         fake=FAKE_NARRATIVE,
         tuning_table="\n".join(table(results, "tuning")),
         held_out_table="\n".join(table(results, "held-out")),
-        behind=" ".join(behind(results)),
+        behind=" ".join([*behind(results), not_ahead(results, RATIOS[-1])]),
+        questions="\n".join(f"{n + 1}. {q.text}" for n, q in enumerate(QUESTIONS)),
+        questions_table="\n".join(questions_table(results)),
     )
 
 

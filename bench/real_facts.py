@@ -2,7 +2,7 @@
 
 Written for the benchmark alone and independent of the summarizer's parsers (nothing is
 imported from app/summarizers), so the benchmark does not measure the extractor against itself.
-Never hand-labelled. Five categories:
+Never hand-labelled. Five categories, and one reported apart:
 
 - `modified_file`: the path argument of a successful edit/write/create/insert call
   (Claude Code Edit/Write/MultiEdit, SWE-agent create/insert/edit with a path, str_replace_editor
@@ -15,6 +15,8 @@ Never hand-labelled. Five categories:
   shell result that carries no status); its informative lines are the exception or assertion
   lines, `FAILED` test ids, the failure tally and error-prefixed lines (else the first line that
   is not a bare exit status); the fact is kept when any one of them is in the summary;
+- `error_line` (reported apart, not pooled): each distinct informative line of a failing
+  result, kept only when that line itself is in the summary;
 - `constraint`: a sentence the user wrote (harness text removed, see `_HARNESS`; a line of
   markup tags alone is not a sentence) with a directive word (must, never, don't, only, make
   sure, important, …).
@@ -34,6 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CATEGORIES = ("modified_file", "read_file", "command", "error", "constraint")
+# Reported beside the categories, not pooled with them: each distinct informative line of a
+# failing result (an `error` fact is kept by any one of them; a line fact only by itself).
+LINE_CATEGORIES = ("error_line",)
 # Long enough to identify a command, error line or sentence; short enough that a summary
 # quoting it with its own framing (backticks, "→ exit 1") still matches.
 KEY_CHARS = 50
@@ -99,7 +104,7 @@ class Fact:
 
 
 @dataclass
-class _Call:
+class Call:
     name: str
     args: dict[str, Any]
     command: str | None = None
@@ -108,6 +113,7 @@ class _Call:
 @dataclass
 class Truth:
     facts: list[Fact] = field(default_factory=list)
+    lines: list[Fact] = field(default_factory=list)  # LINE_CATEGORIES
 
     def by_category(self, category: str) -> list[Fact]:
         return [f for f in self.facts if f.category == category]
@@ -119,7 +125,8 @@ def normalize(text: str) -> str:
 
 def key(text: str) -> str:
     """The normalized words of `text` that fit in KEY_CHARS (whole words only)."""
-    words, size = [], 0
+    words: list[str] = []
+    size = 0
     for word in normalize(text).split():
         if words and size + len(word) > KEY_CHARS:
             break
@@ -141,20 +148,16 @@ def kept(fact: Fact, summary: str) -> bool:
 
 
 def ground_truth(raw: list[dict[str, Any]]) -> Truth:
-    calls: dict[str, _Call] = {}
+    calls: dict[str, Call] = {}
     modified: dict[str, None] = {}
     read: dict[str, None] = {}
     commands: dict[str, bool] = {}  # key → failed (last run wins)
     errors: dict[str, list[str]] = {}
     constraints: dict[str, None] = {}
     for message in raw:
-        for call_id, name, args in _calls(message):
-            calls[call_id] = _Call(name, args, _command(name, args))
-        for call_id, text, flagged in _results(message):
-            call = calls.get(call_id, _Call("", {}))
-            failed = _failed(call, text, flagged)
+        for call, text, failed in outcomes(message, calls):
             if call.command:
-                commands[key(call.command.strip().splitlines()[0])] = failed
+                commands[command_key(call.command)] = failed
             if failed:
                 lines = informative_lines(text)
                 if lines:
@@ -173,7 +176,25 @@ def ground_truth(raw: list[dict[str, Any]]) -> Truth:
     truth.facts += [Fact("command", [k], failed) for k, failed in commands.items()]
     truth.facts += [Fact("error", [key(line) for line in lines]) for lines in errors.values()]
     truth.facts += [Fact("constraint", [k]) for k in constraints]
+    truth.lines += [Fact("error_line", [k]) for lines in errors.values() for k in _keys(lines)]
     return truth
+
+
+def _keys(lines: list[str]) -> list[str]:
+    return list(dict.fromkeys(key(line) for line in lines if key(line)))
+
+
+def outcomes(message: dict[str, Any], calls: dict[str, Call]) -> Iterator[tuple[Call, str, bool]]:
+    """The tool results of `message` as (call, text, failed); its calls join `calls`."""
+    for call_id, name, args in _calls(message):
+        calls[call_id] = Call(name, args, _command(name, args))
+    for call_id, text, flagged in _results(message):
+        call = calls.get(call_id, Call("", {}))
+        yield call, text, _failed(call, text, flagged)
+
+
+def command_key(command: str) -> str:
+    return key(command.strip().splitlines()[0])
 
 
 def informative_lines(text: str) -> list[str]:
@@ -228,7 +249,7 @@ def _command(name: str, args: dict[str, Any]) -> str | None:
     return None
 
 
-def _failed(call: _Call, text: str, flagged: bool | None) -> bool:
+def _failed(call: Call, text: str, flagged: bool | None) -> bool:
     if flagged:
         return True
     exit_match = _EXIT.search(text)
@@ -239,7 +260,7 @@ def _failed(call: _Call, text: str, flagged: bool | None) -> bool:
     return False
 
 
-def _written(call: _Call) -> list[str]:
+def _written(call: Call) -> list[str]:
     name = call.name.lower()
     if name == "apply_patch":
         return _PATCH.findall(str(call.args.get("input", "")))
@@ -250,7 +271,7 @@ def _written(call: _Call) -> list[str]:
     return _paths(call.args) if name in _WRITE_TOOLS else []
 
 
-def _read(call: _Call) -> list[str]:
+def _read(call: Call) -> list[str]:
     name = call.name.lower()
     if name == "run_ipython":
         return _IPYTHON_READ.findall(str(call.args.get("code", "")))
@@ -268,6 +289,11 @@ def _file_key(path: str) -> str:
 
 
 def _user_sentences(message: dict[str, Any]) -> Iterator[str]:
+    return (s for s in user_sentences(message) if _DIRECTIVE.search(s))
+
+
+def user_sentences(message: dict[str, Any]) -> Iterator[str]:
+    """The sentences a person wrote in a user message (harness text, code and quotes left out)."""
     content = message.get("content")
     blocks = [content] if isinstance(content, str) else [
         b.get("text", "") for b in content or () if isinstance(b, dict) and b.get("type") == "text"
@@ -281,5 +307,5 @@ def _user_sentences(message: dict[str, Any]) -> Iterator[str]:
         )
         for sentence in _SPLIT.split(text):
             sentence = sentence.strip()
-            if 12 <= len(sentence) <= 300 and _DIRECTIVE.search(sentence):
+            if 12 <= len(sentence) <= 300:
                 yield sentence

@@ -34,7 +34,7 @@ from app.engine.calibration import Calibration
 from app.engine.render import Format
 from app.engine.state import PlanMode
 from app.engine.types import Message
-from app.engine.units import is_empty
+from app.engine.units import first_user_message, is_empty
 from app.models import Session
 from app.repositories.context import (
     MAX_PINNED_PAGE,
@@ -438,6 +438,11 @@ class ContextAssembler:
         if plan is None:
             return None
         live = [m for m in snapshot.messages if m.seq > snapshot.summary_through_seq]
+        pinned = (
+            first_user_message(snapshot.messages)
+            if snapshot.context_settings.pin_first_message
+            else None
+        )
         return FoldJob(
             session_pk=snapshot.pk,
             version=snapshot.summary_version,
@@ -456,6 +461,7 @@ class ContextAssembler:
             + sum(m.tokens for m in live),
             messages_before=len(live),
             focus=options.focus,
+            task_pinned=pinned is not None and all(m.seq != pinned.seq for m in plan.messages),
         )
 
 

@@ -90,6 +90,7 @@ class FoldJob:
     tokens_before: int
     messages_before: int
     focus: str | None = None
+    task_pinned: bool = False  # the first user message is sent beside the summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +213,7 @@ class FoldCoordinator:
             previous_summary=job.previous_summary or None,
             max_summary_tokens=job.max_summary_tokens,
             focus=job.focus,
+            task_pinned=job.task_pinned,
         )
         SUMMARIZER_CALLS.labels(resolve_strategy(strategy, self.settings)).inc()
         factory = self.summarizer_factory(

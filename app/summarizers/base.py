@@ -17,6 +17,7 @@ class SummaryRequest:
     previous_summary: str | None
     max_summary_tokens: int
     focus: str | None = None  # user instructions: what the summary must keep
+    task_pinned: bool = False  # the first user message is sent verbatim beside the summary
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,7 +167,11 @@ def rule_fallback(
 ) -> SummaryResult:
     """The `rule` summary of the whole request, reported as a fallback with its reason."""
     text = rule_summary(
-        request.messages, request.previous_summary, request.max_summary_tokens, counter
+        request.messages,
+        request.previous_summary,
+        request.max_summary_tokens,
+        counter,
+        task_pinned=request.task_pinned,
     )
     return SummaryResult(
         text=text,

@@ -43,6 +43,8 @@ def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
         "focus": request.focus,
         "max_summary_tokens": request.max_summary_tokens,
     }
+    if request.task_pinned:  # only when set: the keys written before it stay valid
+        payload["task_pinned"] = True
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from app.summarizers.rule import PINNED_TASK
 from tests.support.factories import append, assert_error, create_session, turns
 from tests.support.recording_summarizer import RecordingSummarizer
 
@@ -46,6 +47,31 @@ class TestSummarizeNow:
         assert (await client.post("/sessions/s/summarize", json=body)).status_code == 200
         call = recorder.calls[0]
         assert call.strategy == "rule" and call.request.max_summary_tokens == 60
+
+    async def test_the_summarizer_is_told_when_the_first_message_is_pinned(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s", settings={"keep_recent": 2})
+        await create_session(
+            client, id="u", settings={"keep_recent": 2, "pin_first_message": False}
+        )
+        for session in ("s", "u"):
+            await append(client, session, *turns(5, words=5))
+            assert (await client.post(f"/sessions/{session}/summarize")).status_code == 200
+        pinned, unpinned = (call.request for call in recorder.calls)
+        assert pinned.task_pinned and pinned.messages[0].seq == 2
+        assert not unpinned.task_pinned and unpinned.messages[0].seq == 1
+
+    async def test_rule_summary_of_a_pinned_session_refers_to_the_first_message(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        await create_session(client, id="s", settings={"keep_recent": 2})
+        first = {"role": "user", "content": "Add a CSV export of the invoices."}
+        later = {"role": "user", "content": "Don't touch app/tax.py, it is shared with billing."}
+        await append(client, "s", first, *turns(2, words=5), later, *turns(2, words=5))
+        body = (await client.post("/sessions/s/summarize")).json()
+        assert body["summary"]["text"].startswith(f"Task: {PINNED_TASK}\n")
+        assert "- Don't touch app/tax.py" in body["summary"]["text"]
 
     async def test_unknown_session_and_bad_body(self, client: httpx.AsyncClient) -> None:
         assert_error(await client.post("/sessions/nope/summarize"), 404, "session_not_found")

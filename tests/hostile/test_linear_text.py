@@ -68,6 +68,16 @@ SHAPES: dict[str, Callable[[int], str]] = {
     ),
     "unclosed tags": lambda n: "<system-reminder><command-args><cwd>" * (n // 36),
     "pipes and tallies": lambda n: "| 1 failed " * (n // 11),
+    "failure locations": lambda n: _lines(
+        n, lambda i: f"  {i}) test case (M)\n  └─ lib/a{i}.ex:{i}: x\nE   assert {i} == 0\n"
+    ),
+    "one dotted token": lambda n: "a." * (n // 2) + "py:1:",
+    "standing instructions": lambda n: (
+        "We're currently solving the following issue.\n"
+        + "\nINSTRUCTIONS:\nNever run -c. " * (n // 30)
+    ),
+    "error code bodies": lambda n: "{" + "Error code: 400 " * (n // 16) + "}",
+    "runner tallies": lambda n: _lines(n, lambda i: f"Test Files  {i} failed | {i} passed\n"),
 }
 
 

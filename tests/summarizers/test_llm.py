@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 
 import pytest
@@ -10,6 +12,9 @@ from app.core.settings import Settings
 from app.summarizers.base import SummaryCache, SummaryRequest, SummaryResult
 from app.summarizers.factory import anthropic_client, open_summarizer
 from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.prompts import PROMPT_VERSION
+from app.summarizers.rule import PINNED_TASK
+from app.summarizers.summary_cache import cache_key, canonical_messages
 from app.tokens.base import TokenCounter
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation, llm_settings
@@ -116,6 +121,19 @@ class TestFailuresFallBackToRule:
         assert elapsed < 1.5 + 0.5  # the deadline holds, whatever the server does
         assert "`pytest -q` → exit 1" in result.text  # the rule summary of the same request
         assert SECRET not in result.text
+
+    async def test_the_fallback_of_a_pinned_session_refers_to_the_first_message(
+        self, fake_anthropic, counter
+    ) -> None:
+        fake_anthropic.default = "500"
+        llm = summarizer(fake_anthropic, counter)
+        request = SummaryRequest(transcript()[1:], None, 300, task_pinned=True)
+        try:
+            result = await llm.summarize(request)
+        finally:
+            await llm.client.close()
+        assert result.method == "fallback"
+        assert result.text.startswith(f"Task: {PINNED_TASK}\n")
 
     async def test_retry_after_an_hour_is_cut_by_the_deadline(
         self, fake_anthropic, counter
@@ -242,6 +260,22 @@ class TestCache:
         assert len(fake_anthropic.requests) == 1
         assert (first.cached, second.cached) == (False, True)
         assert second.text == first.text
+
+    def test_pinning_is_part_of_the_key_and_old_keys_stay_valid(self) -> None:
+        plain = SummaryRequest(transcript(), None, 300)
+        pinned = SummaryRequest(transcript(), None, 300, task_pinned=True)
+        assert cache_key("hybrid", "m", plain) != cache_key("hybrid", "m", pinned)
+        payload = {
+            "strategy": "hybrid",
+            "model": "m",
+            "prompt": PROMPT_VERSION,
+            "previous": None,
+            "messages": canonical_messages(plain.messages),
+            "focus": None,
+            "max_summary_tokens": 300,
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        assert cache_key("hybrid", "m", plain) == hashlib.sha256(blob.encode()).hexdigest()
 
     async def test_fallbacks_are_not_cached(self, fake_anthropic, counter) -> None:
         fake_anthropic.script = ["500"]

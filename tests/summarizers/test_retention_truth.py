@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.next_step import asked
 from bench.real_facts import Fact, ground_truth, informative_lines, kept, key
 
 
@@ -45,6 +46,10 @@ class TestGroundTruth:
             ("constraint", ("don t touch the public api",), False),
         }
 
+    def test_each_informative_line_of_a_failure_is_a_line_fact(self) -> None:
+        lines = [f.keys for f in ground_truth(TRANSCRIPT).lines]
+        assert lines == [["e assertionerror assert 1 2"], ["1 failed 3 passed"]]
+
     def test_informative_lines_skip_framing(self) -> None:
         assert informative_lines("Chunk ID: 9\nWall time: 1s\nProcess exited with code 1\n") == [
             "Process exited with code 1"
@@ -75,3 +80,38 @@ class TestMatching:
         fact = Fact("command", ["pytest q"], failed=True)
         assert kept(fact, "- `pytest -q` → exit 1")
         assert not kept(fact, "- `pytest -q` → ok\nErrors (open):")
+
+
+class TestNextStepQuestions:
+    def answers(self, raw: list[dict[str, Any]]) -> dict[str, list[str]]:
+        return {q.name: fact.keys for q, fact in asked(raw)}
+
+    def test_answers_are_read_off_the_transcript(self) -> None:
+        assert self.answers(TRANSCRIPT) == {
+            "task": ["fix the parser", "don t touch the public api"],
+            "last ask": ["don t touch the public api"],
+            "forbidden": ["don t touch the public api"],
+            "last change": ["lexer py"],
+            "last command": ["git status"],
+            "failed command": ["pytest q 2 1 tail 3"],
+            "why": ["e assertionerror assert 1 2", "1 failed 3 passed"],
+            "still open": ["pytest q 2 1 tail 3"],
+        }
+
+    def test_a_command_that_passed_later_is_not_still_open(self) -> None:
+        rerun = [*TRANSCRIPT, use("5", "Bash", {"command": "pytest -q 2>&1 | tail -3"})]
+        answers = self.answers([*rerun, result("5", "Exit code 0\n4 passed")])
+        assert "still open" not in answers
+        assert answers["failed command"] == ["pytest q 2 1 tail 3"]
+
+    def test_issue_preamble_is_not_the_task(self) -> None:
+        issue = (
+            "We're currently solving the following issue within our repository. "
+            "Here's the issue text:\nISSUE:\nTimedelta serialization rounds down."
+        )
+        answers = self.answers([{"role": "user", "content": issue}])
+        assert answers["task"] == ["timedelta serialization rounds down"]
+
+    def test_a_session_without_failures_is_not_asked_about_them(self) -> None:
+        names = set(self.answers(TRANSCRIPT[:5]))
+        assert names == {"task", "last ask", "forbidden", "last change"}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from app.summarizers.rule import PINNED_TASK, rule_summary
 from app.summarizers.rule.harness import split_user_text
-from tests.summarizers.rule_helpers import anthropic_call, openai_call, section, summarize
+from tests.summarizers.helpers import conversation
+from tests.summarizers.rule_helpers import BIG, anthropic_call, openai_call, section, summarize
 
 
 class TestHarnessText:
@@ -96,7 +98,7 @@ class TestHarnessText:
         assert "Working directory: /work/app\n" in text
         assert "- `src/config.ts` (apply_patch)" in text
 
-    def test_swe_agent_demonstration_and_instructions_are_dropped(self, counter) -> None:
+    def test_swe_agent_demonstration_dropped_and_its_rules_are_constraints(self, counter) -> None:
         demo = "Here is a demonstration of how to correctly accomplish this task.\n--- DEMO ---\nls"
         issue = (
             "We're currently solving the following issue within our repository. Here's the "
@@ -105,9 +107,12 @@ class TestHarnessText:
             "sure to look at the currently open file. Never use interactive commands."
         )
         text = summarize(counter, ("user", demo), ("user", issue))
-        assert text.startswith("Task: Duration fields round 345 ms down to 344.")
-        assert "User constraints:" not in text
-        assert "demonstration" not in text
+        assert text.startswith("Task: Duration fields round 345 ms down to 344.\n")
+        assert section(text, "User constraints:") == (
+            "- Always make sure to look at the currently open file.\n"
+            "- Never use interactive commands."
+        )
+        assert "demonstration" not in text and "on your own" not in text
 
     def test_aider_console_lines_are_not_the_user(self, counter) -> None:
         console = (
@@ -153,8 +158,9 @@ class TestHarnessText:
             "ASK FOR HUMAN HELP."
         )
         text = summarize(counter, ("user", prompt))
-        assert "dark-mode toggle" in text
-        assert "ports" not in text and "NEVER ASK" not in text
+        assert "dark-mode toggle" in text.splitlines()[0]
+        assert "ports" not in text and "NEVER ASK" not in text.splitlines()[0]
+        assert "ONLY interact with the environment" in section(text, "User constraints:")
 
     def test_swe_agent_prompt_line_gives_the_working_directory(self, counter) -> None:
         prompt = "\n(Open file: /repo/src/fields.py)\n(Current directory: /repo)\nbash-$"
@@ -196,3 +202,42 @@ class TestHarnessText:
             'reversing problem named "Gate", worth 50 points.\nINSTRUCTIONS:\nNever give up.'
         )
         assert split_user_text(prompt).text.endswith('named "Gate", worth 50 points.')
+
+
+class TestTaskLine:
+    """Shapes from real sessions: the first folded turn is a constraint or a continuation."""
+
+    def test_an_opening_constraint_is_not_the_task(self, counter) -> None:
+        text = summarize(
+            counter,
+            ("user", "Don't touch app/tax.py, it is shared with billing."),
+            ("user", "Round the invoice total to cents."),
+        )
+        assert text.startswith("Task: Round the invoice total to cents.\n")
+        assert "- Don't touch app/tax.py, it is shared with billing." in text
+
+    def test_a_continuation_is_not_the_task(self, counter) -> None:
+        text = summarize(
+            counter, ("user", "continue implementation"), ("user", "Add paging to the export.")
+        )
+        assert text.splitlines()[0] == "Task: Add paging to the export."
+
+    def test_a_long_turn_that_starts_with_continue_is_a_task(self, counter) -> None:
+        ask = "Continue with the export route and add paging for large lists."
+        assert summarize(counter, ("user", ask)).splitlines()[0] == f"Task: {ask}"
+
+    def test_with_the_first_message_pinned_the_task_refers_to_it(self, counter) -> None:
+        turns = conversation(
+            ("user", "Don't touch app/tax.py, it is shared with billing."),
+            ("user", "Now add a CSV export of the invoices."),
+        )
+        text = rule_summary(turns, None, BIG, counter, task_pinned=True)
+        assert text.startswith(f"Task: {PINNED_TASK}\n")
+        assert "- Now add a CSV export of the invoices." in section(text, "User requests:")
+        assert "Don't touch app/tax.py" in section(text, "User constraints:")
+
+    def test_a_pinned_task_survives_the_next_fold(self, counter) -> None:
+        first = rule_summary(conversation(("user", "Go on.")), None, BIG, counter, task_pinned=True)
+        later = conversation(("user", "Add the export route."))
+        second = rule_summary(later, first, BIG, counter, task_pinned=True)
+        assert second.startswith(f"Task: {PINNED_TASK}\n")

@@ -164,13 +164,18 @@ class TestBudget:
         assert text.count("- make t") >= 3
 
     def test_at_a_tight_budget_errors_and_files_take_their_short_form(self, counter) -> None:
-        result = "E   AssertionError: totals differ\nFAILED t.py::test_total\n1 failed, 9 passed"
+        ids = "".join(f"FAILED tests/test_totals.py::test_total_{n}\n" for n in range(8))
+        result = f"E   AssertionError: totals differ\n{ids}8 failed, 9 passed"
         reads = [
             m for n in range(40) for m in call(f"r{n}", "read_file", {"path": f"src/m{n}.py"}, "x")
         ]
         items = [("user", "Go."), *call("e", "bash", {"command": "pytest"}, result), *reads]
         text = rule_summary(conversation(*items), None, 120, counter)
-        assert "- `E   AssertionError: totals differ …` (from `pytest`)" in text
+        # The message and the tally fit the error's short form; the eight test ids do not.
+        assert (
+            "- `E   AssertionError: totals differ | 8 failed, 9 passed …` (from `pytest`)" in text
+        )
+        assert "test_total_7" not in text
         edited = rule_summary(
             conversation(*items, *call("w", "edit_file", {"path": "src/m1.py"}, "ok")),
             None,
@@ -179,7 +184,10 @@ class TestBudget:
         )
         assert "- src/m1.py\n" in edited  # which tool changed it is a luxury here
         full = rule_summary(conversation(*items), None, 4000, counter)
-        assert "totals differ | FAILED t.py::test_total | 1 failed" in full
+        assert (
+            "totals differ | 8 failed, 9 passed | FAILED tests/test_totals.py::test_total_0" in full
+        )
+        assert "test_total_7" in full  # every failing test id, when the budget has room
 
     def test_when_items_are_evicted_long_commands_keep_their_head(self, counter) -> None:
         script = " ".join(f"--flag-{k}=value-{k}" for k in range(40))  # ~200 tokens each

@@ -18,6 +18,7 @@ from app.summarizers.rule.extract import extract
 from app.summarizers.rule.facts import Facts
 from app.summarizers.rule.outcomes import error_lines
 from app.summarizers.rule.parse import parse_summary
+from app.summarizers.rule.paths import relative
 from app.summarizers.rule.render import item_line
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import conversation
@@ -41,10 +42,120 @@ class TestFailures:
     def test_pytest_failure_keeps_assertion_failed_ids_and_tally(self) -> None:
         assert error_lines(self.PYTEST) == [
             "E       AssertionError: assert 'flowing' == 'flow'",
+            "7 failed, 54 passed in 2.31s",
             "FAILED tests/test_text.py::test_flow - AssertionError",
             "FAILED tests/test_text.py::test_wrap - KeyError: 'width'",
-            "7 failed, 54 passed in 2.31s",
         ]
+
+    def test_pytest_location_and_every_failing_id(self) -> None:
+        ids = [f"FAILED tests/test_cart.py::test_total_{n} - assert 3 == 4" for n in range(5)]
+        run = (
+            "Exit code 1\n"
+            "    def test_total_0():\n"
+            ">       assert total([1, 2]) == 4\n"
+            "E       assert 3 == 4\n"
+            "E        +  where 3 = total([1, 2])\n"
+            "tests/test_cart.py:7: AssertionError\n" + "\n".join(ids) + "\n5 failed in 0.2s\n"
+        )
+        assert error_lines(run) == [
+            "E       assert 3 == 4",
+            "tests/test_cart.py:7: AssertionError",
+            "5 failed in 0.2s",
+            *ids,
+        ]
+
+    def test_traceback_frame_is_the_location(self) -> None:
+        run = (
+            "Traceback (most recent call last):\n"
+            '  File "app/cli.py", line 12, in <module>\n'
+            '  File "app/loader.py", line 40, in load\n'
+            "ModuleNotFoundError: No module named 'yaml'\n"
+        )
+        assert error_lines(run)[:2] == [
+            "ModuleNotFoundError: No module named 'yaml'",
+            'File "app/loader.py", line 40, in load',
+        ]
+
+    def test_exunit_failure_keeps_assertion_location_comparison_and_test(self) -> None:
+        run = (
+            "Exit code 2\nCompiling 2 files (.ex)\n"
+            "  1) test index lists open items (Shop.ItemLiveTest)\n"
+            "     test/shop_web/item_live_test.exs:41\n"
+            "     Assertion with =~ failed\n"
+            '     code:  assert html =~ "Open items"\n'
+            '     left:  "<html>…</html>"\n'
+            "9 tests, 1 failure\n"
+        )
+        assert error_lines(run) == [
+            "Assertion with =~ failed",
+            "test/shop_web/item_live_test.exs:41",
+            "9 tests, 1 failure",
+            'code:  assert html =~ "Open items"',
+            "1) test index lists open items (Shop.ItemLiveTest)",
+        ]
+
+    def test_vitest_failure_keeps_its_file_location_and_both_tallies(self) -> None:
+        run = (
+            " FAIL  src/config.test.ts > defaults > sets the threshold to 90%\n"
+            "AssertionError: expected undefined to deeply equal { auto: true }\n"
+            " ❯ src/config.test.ts:53:33\n"
+            " Test Files  1 failed (1)\n"
+            "      Tests  1 failed | 15 skipped (16)\n"
+        )
+        assert error_lines(run) == [
+            "AssertionError: expected undefined to deeply equal { auto: true }",
+            "❯ src/config.test.ts:53:33",
+            "Test Files  1 failed (1)",
+            "Tests  1 failed | 15 skipped (16)",
+            "FAIL  src/config.test.ts > defaults > sets the threshold to 90%",
+        ]
+
+    def test_a_second_error_of_one_result_is_kept(self) -> None:
+        run = (
+            "Exit code 2\nrg: x/a: No such file or directory\nrg: lib/b: No such file or directory"
+        )
+        assert error_lines(run) == [
+            "rg: x/a: No such file or directory",
+            "rg: lib/b: No such file or directory",
+        ]
+
+    def test_a_result_without_an_error_line_keeps_its_first_line_and_location(self) -> None:
+        run = "Exit code 1\nPre-commit validation failed: [DIALYZER]\nlib/a.ex:57:13:pattern_match"
+        assert error_lines(run) == [
+            "Pre-commit validation failed: [DIALYZER]",
+            "lib/a.ex:57:13:pattern_match",
+        ]
+
+    def test_tight_budget_keeps_the_command_message_and_location(self, counter) -> None:
+        ids = "".join(f"FAILED tests/test_cart.py::test_total_{n}\n" for n in range(9))
+        run = f"E   KeyError: 'sku'\ntests/test_cart.py:31: KeyError\n{ids}9 failed in 1s"
+        read = [anthropic_call(f"r{n}", "read_file", {"path": f"m{n}.py"}, "x") for n in range(60)]
+        failing = anthropic_call("e", "bash", {"command": "pytest -x"}, run, is_error=True)
+        items = [("user", "Go."), *failing, *(m for pair in read for m in pair)]
+        text = rule_summary(conversation(*items), None, 150, counter)
+        error = section(text, "Errors (open):")
+        assert "E   KeyError: 'sku' | tests/test_cart.py:31: KeyError" in error
+        assert "(from `pytest -x`)" in error
+        full = rule_summary(conversation(*items), None, 5000, counter)
+        assert all(f"test_total_{n}" in full for n in range(9))
+
+    def test_conftest_import_error_keeps_its_headline_location_and_cause(self) -> None:
+        run = (
+            "Exit code 4\n"
+            "ImportError while loading conftest '/repo/tests/conftest.py'.\n"
+            "tests/conftest.py:3: in <module>\n"
+            "    from app.main import create_app\n"
+            "E   ModuleNotFoundError: No module named 'fastapi'\n"
+        )
+        assert error_lines(run) == [
+            "ImportError while loading conftest '/repo/tests/conftest.py'.",
+            "tests/conftest.py:3: in <module>",
+            "E   ModuleNotFoundError: No module named 'fastapi'",
+        ]
+
+    def test_an_api_error_body_is_the_error(self) -> None:
+        body = '{"detail": "upstream failed: Error code: 400 - max_tokens: 9000 > 8192"}'
+        assert error_lines(f"HTTP/1.1 502 Bad Gateway\n{body}") == [body]
 
     def test_framing_lines_are_not_the_error(self) -> None:
         codex = "Chunk ID: 1f\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\n"
@@ -256,7 +367,7 @@ class TestCorpus:
 
     @pytest.mark.parametrize("ratio", [20, 100])
     @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else [])
-    def test_no_budget_left_while_commands_or_errors_are_evicted(
+    def test_no_budget_left_while_anything_that_scores_is_evicted(
         self, counter, path: Path, ratio: int
     ) -> None:
         from app.services.summarize_context import to_messages
@@ -267,13 +378,24 @@ class TestCorpus:
         facts = Facts()
         extract(messages, facts)
         workdir = facts.get("workdir")
+        where = workdir.text if workdir else None
         left = budget - counter.count_text(text)
         for item in facts.items():
-            line = item_line(item, workdir.text if workdir else None, compact=True)
+            line = item_line(item, where, compact=True)
             # At a tight budget a command or error may be named by its head (` …`), a command
-            # without backticks.
-            head = item.text.split(" | ")[0][:24]
-            named = f"`{head}" in text or f"- {head}" in text
-            if item.kind in ("command", "error") and not named:
+            # or path without backticks, a file by its name on its directory's line.
+            if item.kind in ("command", "error"):
+                head = item.text.split(" | ")[0][:24]
+                named = f"`{head}" in text or f"- {head}" in text
+            elif item.kind == "file":
+                named = relative(item.text, where).rsplit("/", 1)[-1] in text
+            elif item.kind in ("constraint", "request", "decision"):
+                named = item.text[:24] in text
+            else:
+                continue
+            if not named:
                 # its line (+ newline, + a section header at most) would not have fitted
                 assert counter.count_text(line) + 6 > left, (path.stem, line)
+            elif item.kind == "error" and item.text not in text:
+                # cut to its short form: the whole error would not have fitted either
+                assert counter.count_text(item.text) > left, (path.stem, item.text)

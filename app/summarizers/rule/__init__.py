@@ -9,13 +9,15 @@ from app.engine.types import Message
 from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.redact import map_texts, redact, redact_messages
 from app.summarizers.rule.extract import extract
-from app.summarizers.rule.facts import Kind
+from app.summarizers.rule.facts import Item, Kind
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.render import fit, truncate_to_tokens
 from app.summarizers.rule.scan import readable
 from app.tokens.base import TokenCounter
 
-__all__ = ["RuleSummarizer", "rule_summary", "said_lines", "truncate_to_tokens"]
+__all__ = ["PINNED_TASK", "RuleSummarizer", "rule_summary", "said_lines", "truncate_to_tokens"]
+
+PINNED_TASK = "see the first message (sent in full above)"
 
 
 def rule_summary(
@@ -24,12 +26,17 @@ def rule_summary(
     budget: int,
     counter: TokenCounter,
     kinds: Collection[Kind] | None = None,
+    task_pinned: bool = False,
 ) -> str:
     """Previous summary + messages → one merged summary of at most `budget` tokens (redacted).
 
     `kinds` keeps only those fact kinds (the hybrid summarizer keeps files, commands, errors).
+    `task_pinned`: the first user message (the task) is sent beside the summary, so the Task
+    line refers to it rather than promote a later message.
     """
     facts = parse_summary(redact(said_lines(previous)) if previous else None)
+    if task_pinned and facts.get("task") is None:
+        facts.add(Item("task", PINNED_TASK, -1))
     # Secrets go before any excerpt is cut (a 400-character task, an error line): a cut
     # through a key leaves a piece that no pattern recognises any more.
     extract(redact_messages([map_texts(m, readable) for m in messages]), facts)
@@ -65,5 +72,6 @@ class RuleSummarizer:
             request.previous_summary,
             request.max_summary_tokens,
             self.counter,
+            task_pinned=request.task_pinned,
         )
         return SummaryResult(text=text, tokens=self.counter.count_text(text), method="rule")

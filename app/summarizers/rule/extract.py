@@ -17,11 +17,11 @@ from app.engine.types import Message
 from app.summarizers.rule.facts import PINNED, Facts, Item, clip, normalize
 from app.summarizers.rule.harness import aider_edits, split_user_text, stated_cwd
 from app.summarizers.rule.outcomes import (
-    cap,
     error_lines,
     exit_code,
     failed_tally,
     first_error_line,
+    joined,
 )
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.paths import absolute, infer_workdir
@@ -44,13 +44,31 @@ _DECISION = re.compile(
     r"settled on|the plan is|rather than|we'll keep|i'll keep|prefer|switch(?:ed|ing)?|"
     r"from now on|replac(?:e|ed|ing) [^.]{1,60} with|migrat(?:e|ed|ing) [^.]{1,40} to)\b"
 )
+# A harness's standing instruction: a rule for every turn, not advice ("make sure" is mostly
+# advice in SWE-agent's tips).
+_STANDING = re.compile(
+    r"(?i)\b(?:only|always|never|do not|don't|cannot|can't|must not|mustn't|should not|"
+    r"shouldn't|not allowed|avoid)\b"
+)
+# Each user turn of SWE-agent repeats them: the first few of a message are the rules.
+MAX_STANDING = 6
+# Not the task: a short continuation ("continue implementation", "go on"; "Continue with the
+# export route: add paging" is a task) or an opening constraint ("Don't touch app/tax.py").
+_CONTINUATION = re.compile(
+    r"(?i)^(?:(?:please|ok(?:ay)?|now|so),?\s+)?(?:continue|go on|keep going|carry on|proceed|"
+    r"resume|go ahead)\b"
+)
+MAX_CONTINUATION_WORDS = 4
+_CONSTRAINT_OPENER = re.compile(
+    r"(?i)^(?:please\s+)?(?:don't|do not|never|always|must|make sure|avoid|remember)\b"
+)
 # Explicit decision words beat constraint words: "We decided to keep X" is a decision.
 _DECIDED = re.compile(r"(?i)\b(?:decided|decide to|chose|opted|settled on|the plan is)\b")
 REQUEST_CHARS = 200
 # The focus's last step is a reminder, not a report.
 STEP_CHARS = 120
-# A failing test run's error, three FAILED ids and its tally fit in this many characters.
-MAX_ERROR_CHARS = 600
+# A failing run's error, location, comparison, tally and about eight test ids.
+MAX_ERROR_CHARS = 800
 # "Great." or "Thanks!" is not a request; "Add a regression test" (4 words) is.
 MIN_REQUEST_WORDS = 3
 # A pasted log can hold hundreds of sentences: the first three requests of a turn carry the ask.
@@ -103,6 +121,7 @@ class _Walker:
             self.cwd = split.cwd or self.cwd
             if split.carried_summary:
                 self.carried_summary(split.carried_summary)
+            self.standing(split.instructions)
             for path in aider_edits(raw):
                 self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
             kept.append(split.text)
@@ -112,7 +131,7 @@ class _Walker:
             return
         self.last_text["user"] = self.tick()
         requests = [s for s in parts if _plain_request(s) and len(s.split()) >= MIN_REQUEST_WORDS]
-        if self.facts.get("task") is None:
+        if self.facts.get("task") is None and (command or is_task(text)):
             # A slash command's expansion is its template talking: the command names the task.
             task = f"{command} (slash command)" if command else text
             self.facts.add(Item("task", clip(task, TASK_CHARS), self.order))
@@ -132,6 +151,12 @@ class _Walker:
         error = first_error_line(text)
         if error:
             self.facts.add(Item("error", error, self.tick(), "open", detail="reported by user"))
+
+    def standing(self, instructions: str) -> None:
+        """A harness's standing instructions: its rules (`_STANDING`) are constraints."""
+        rules = [s for s in sentences(instructions) if _STANDING.search(s)]
+        for rule in rules[:MAX_STANDING]:
+            self.facts.add(Item("constraint", clip(rule, REQUEST_CHARS), self.tick(), "standing"))
 
     def carried_summary(self, summary: str) -> None:
         """A continued session's summary of its earlier part: read like a previous summary."""
@@ -201,8 +226,7 @@ class _Walker:
             status = f"exit {code}" if code is not None else ("failed" if failed else "ok")
             self.facts.add(Item("command", use.command, order, status))
         if failed:
-            line = " | ".join(error_lines(text)) or f"{use.name} failed"
-            line = cap(line, MAX_ERROR_CHARS)
+            line = joined(error_lines(text), MAX_ERROR_CHARS) or f"{use.name} failed"
             self.facts.add(Item("error", line, order, "open", detail=use.label))
             self.failed_reads[use.label] = {p for p, status in use.files if status == "read"}
             return
@@ -304,6 +328,14 @@ def same_command(failed: str, succeeded: str) -> bool:
     """Whether `succeeded` reruns `failed`: equal, or one extends the other with arguments."""
     a, b = command_key(failed), command_key(succeeded)
     return a == b or a.startswith(b + " ") or b.startswith(a + " ")
+
+
+def is_task(text: str) -> bool:
+    """Whether a user turn can be the task: not opened by a constraint, not a short
+    continuation."""
+    if _CONSTRAINT_OPENER.match(text):
+        return False
+    return not (_CONTINUATION.match(text) and len(text.split()) <= MAX_CONTINUATION_WORDS)
 
 
 def _plain_request(sentence: str) -> bool:

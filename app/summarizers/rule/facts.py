@@ -26,6 +26,10 @@ WEIGHTS: dict[str, float] = {
     # As binding as an open error (9 before: at a tight budget, cheaper bare paths then
     # outranked a user constraint).
     "constraint": 10,
+    # A harness's standing instructions ("only one command at a time"): binding, but the
+    # agent's own prompt says them again each turn; the user's own words come first. (4 cost
+    # a 7k-token SWE-agent CTF run two of its 18 commands at 20×.)
+    "constraint:standing": 3,
     "decision": 8,
     "file:modified": 7,
     "file:created": 7,
@@ -75,6 +79,8 @@ class Item:
             return "command:ok" if self.status in ("ok", "exit 0") else "command:failed"
         if self.kind == "context" and self.status == "carried":
             return "context:carried"
+        if self.kind == "constraint" and self.status == "standing":
+            return "constraint:standing"
         return self.kind
 
 

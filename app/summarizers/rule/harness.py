@@ -96,6 +96,7 @@ class UserText:
     carried_summary: str | None = None
     cwd: str | None = None
     command: str | None = None  # a slash command the user ran (`/review src/`), if any
+    instructions: str = ""  # the harness's standing instructions (SWE-agent, OpenHands)
 
 
 def split_user_text(text: str) -> UserText:
@@ -114,12 +115,21 @@ def split_user_text(text: str) -> UserText:
         cleaned = _QUOTED_LINE.sub("", cleaned)
     cleaned = _AIDER_HEADER.sub("", _AIDER_PROMPT.sub("", cleaned))
     if _SWE_AGENT.match(cleaned):
-        cleaned = cut_tail(_ISSUE_PREAMBLE.sub("", cleaned, count=1), _SWE_AGENT_TAIL)
-    cleaned = cut_tail(cleaned, _INSTRUCTIONS_TAIL)
+        cleaned = _ISSUE_PREAMBLE.sub("", cleaned, count=1)
+        cleaned, swe_agent = _split_tail(cleaned, _SWE_AGENT_TAIL)
+    else:
+        swe_agent = ""
+    cleaned, tail = _split_tail(cleaned, _INSTRUCTIONS_TAIL)
     cleaned = _TAG_LINE.sub("", cleaned)
     if _WHOLE_MESSAGE.match(cleaned):
         return UserText("", None, cwd, command)
-    return UserText(cleaned.strip(), None, cwd, command)
+    return UserText(cleaned.strip(), None, cwd, command, swe_agent + tail)
+
+
+def _split_tail(text: str, phrase: re.Pattern[str]) -> tuple[str, str]:
+    """`text` cut before `phrase` (scan.cut_tail), and what was cut."""
+    head = cut_tail(text, phrase)
+    return head, text[len(head) :]
 
 
 def stated_cwd(text: str) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from app.core.deadline import check_deadline
 from app.engine.truncate import truncate_text
 from app.summarizers.rule.facts import PINNED, RECENCY_FLOOR, WEIGHTS, Item, normalize
+from app.summarizers.rule.outcomes import ERROR_PARTS
 from app.summarizers.rule.paths import relative
 from app.summarizers.rule.quoting import STATUS_MARK, quote_command, quote_path
 from app.tokens.base import TokenCounter
@@ -47,12 +48,12 @@ SENTENCE_KINDS = ("request", "constraint", "decision", "question")
 # When items are still evicted at a tight budget, commands and sentences are cut to their head
 # (with CUT_MARKER): the head identifies them, and two heads tell more than one whole item.
 HEADLINE_TOKENS = 24
-# At a tight budget an error is quoted by the head of its first informative line, and the
-# command it came from (listed in full under Commands) by its head.
-ERROR_HEAD_TOKENS = 16
+# At a tight budget an error is quoted by those of its informative lines that fit in this many
+# tokens, in error_lines' order (what went wrong, where, the tally…), and the command it came from
+# (listed in full under Commands) by its head.
+ERROR_HEAD_TOKENS = 20
 SOURCE_HEAD_TOKENS = 6
 HEADLINED = ("command", "request", "constraint", "decision", "question", "context")
-ERROR_PARTS = " | "  # how an error's informative lines are joined (extract.py)
 
 SECTIONS: list[tuple[str, Callable[[Item], bool]]] = [
     ("User requests:", lambda i: i.kind == "request"),
@@ -230,16 +231,24 @@ def fit(items: Sequence[Item], budget: int, counter: TokenCounter) -> str:
     # Tight: say nothing twice, errors by the head of their first informative line, files
     # without the tools that changed them and, sharing a directory, on one line (ranked again
     # at what each item costs there), and every section a floor.
-    tight = _distinct([_tight(i, counter) for i in _not_pinned(ranked, pinned)])
-    ranked = rank([*tight, *pinned], counter, compact=True)
+    said = _not_pinned(ranked, pinned)
+    forms = [_tight(i, counter) for i in said]
+    # The budget left after packing gives errors back their location, comparison and test ids.
+    whole = {
+        id(form): replace(item, detail=form.detail)  # the command stays named by its head
+        for form, item in zip(forms, said, strict=True)
+        if item.kind == "error"
+    }
+    ranked = rank([*_distinct(forms), *pinned], counter, compact=True)
     ranked = [i for i in ranked if i.kind not in PINNED]
     kept = _pack(pinned, ranked, budget, counter)
     if len(kept) < len(pinned) + len(ranked):
         # Still evicting: long items cut to their heads let more items in; the budget that is
         # left then gives heads back their whole text, best-ranked first.
         heads = [_headline(i, counter) for i in ranked]
-        whole = {id(head): item for head, item in zip(heads, ranked, strict=True)}
-        kept = _restore(_pack(pinned, heads, budget, counter), whole, budget, counter)
+        whole |= {id(h): whole.get(id(i), i) for h, i in zip(heads, ranked, strict=True)}
+        kept = _pack(pinned, heads, budget, counter)
+    kept = _restore(kept, whole, budget, counter)
     text = _compact(kept)
     if len(kept) == len(pinned) and counter.count_text(text) > budget:
         share = max(budget // max(len(pinned), 1) - 4, 1)
@@ -262,14 +271,16 @@ def _not_pinned(ranked: list[Item], pinned: Sequence[Item]) -> list[Item]:
 
 
 def _tight(item: Item, counter: TokenCounter) -> Item:
-    """The item's short form for a tight budget: an error as the head of its first informative
-    line (the rest, test ids and the tally, costs more than it tells) and the head of the
-    command it came from, a file without its tools."""
+    """The item's short form for a tight budget: an error as the head of its message and
+    location (the rest, test ids and the tally, comes back when the budget allows) and the
+    head of the command it came from, a file without its tools."""
     if item.kind == "error":
-        text = item.text
-        if ERROR_PARTS in text:
-            text = text.split(ERROR_PARTS, 1)[0] + CUT_MARKER
-        text = _head(text, ERROR_HEAD_TOKENS, counter)
+        parts = item.text.split(ERROR_PARTS)
+        text = parts[0]
+        for part in parts[1:]:
+            if counter.count_text(text + ERROR_PARTS + part) <= ERROR_HEAD_TOKENS:
+                text += ERROR_PARTS + part
+        text = _head(text + (CUT_MARKER if text != item.text else ""), ERROR_HEAD_TOKENS, counter)
         return replace(item, text=text, detail=_head(item.detail, SOURCE_HEAD_TOKENS, counter))
     if item.kind == "file" and item.detail:
         return replace(item, detail="")

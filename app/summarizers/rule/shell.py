@@ -103,7 +103,9 @@ def _protect_quoted(text: str) -> str:
             quote = ""
         elif not quote and char in "'\"":
             quote = char
-        elif quote and char in _PUNCTUATION:
+        elif quote and char in _PROTECT:
+            # Blanks too: a quoted run is then one word for `_shortened`, so an unclosed quote
+            # over a long text becomes LONG_WORD instead of one token shlex builds char by char.
             char = _PROTECT[char]
         elif not quote and char == "#" and (not out or out[-1] in " \t\n;&|("):
             comment = True
