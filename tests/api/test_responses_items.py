@@ -11,6 +11,7 @@ import pytest
 
 from tests.api.test_context import context, stored
 from tests.factories import append, assert_error, assistant, create_session, tool_use, user
+from tests.official_types import assert_official_function_tools, assert_official_items
 
 REASONING = {
     "type": "reasoning",
@@ -33,8 +34,14 @@ def output(call_id: str, text: str, **extra: Any) -> dict[str, Any]:
 
 
 def said(role: str, text: str, **extra: Any) -> dict[str, Any]:
-    kind = "output_text" if role == "assistant" else "input_text"
-    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}], **extra}
+    """A message item as the Responses API returns it (an assistant's with an id) and as
+    Foldwise serves it (an assistant's without an id: the easy form)."""
+    if role == "assistant" and "id" not in extra:
+        return {"type": "message", "role": role, "content": text, **extra}
+    part: dict[str, Any] = {"type": "input_text", "text": text}
+    if role == "assistant":
+        part = {"type": "output_text", "text": text, "annotations": []}
+    return {"type": "message", "role": role, "content": [part], **extra}
 
 
 TURN = [
@@ -209,6 +216,7 @@ class TestContext:
             said("assistant", "Fixed."),
         ]
         assert body["messages_included"] == 5  # stored messages, not items
+        assert_official_items(body["messages"])
 
     async def test_tools_of_every_shape_become_flat_functions(
         self, client: httpx.AsyncClient
@@ -221,11 +229,13 @@ class TestContext:
         await create_session(client, id="s", tools=tools)
         await append(client, "s", user("hi"))
         responses = (await context(client, "s", format="openai_responses"))["tools"]
+        a = {"type": "function", "name": "a", "description": "A", "parameters": {"type": "object"}}
         assert responses == [
-            {"type": "function", "name": "a", "description": "A", "parameters": {"type": "object"}},
+            a | {"strict": False},  # as strict as an Anthropic tool: not unless it says so
             {"type": "function", "name": "b", "description": "", "parameters": {}, "strict": True},
-            TOOL,
+            TOOL,  # a Responses tool as posted
         ]
+        assert_official_function_tools(responses[:2])
         anthropic = (await context(client, "s", format="anthropic"))["tools"]
         assert anthropic[2] == {"name": "read_file", "description": "Read", "input_schema": {}}
         openai = (await context(client, "s", format="openai"))["tools"]
@@ -275,6 +285,7 @@ class TestContext:
         assert first["role"] == "user" and first["type"] == "message"
         assert first["content"][0]["text"].startswith("[Summary of earlier conversation]")
         assert ack == said("assistant", "Understood.")
+        assert_official_items(body["messages"])
 
 
 class TestStateless:
