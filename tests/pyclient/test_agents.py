@@ -11,7 +11,7 @@ from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.items import TResponseInputItem
 from agents.memory import Session
 from agents.models.openai_responses import OpenAIResponsesModel
-from foldwise_client import AsyncFoldwise
+from foldwise_client import AsyncFoldwise, ConflictError
 from foldwise_client.agents import FoldwiseSession
 from openai import AsyncOpenAI
 
@@ -173,4 +173,25 @@ async def test_pop_item_splits_a_turn_of_two_calls(server: Server) -> None:
     assert [p["call_id"] if p else None for p in popped[:2]] == [second, first]
     assert popped[2] is not None and popped[2]["role"] == "user"
     assert popped[3] is None and await got(session) == []
+    await client.close()
+
+
+async def test_pop_item_stops_at_the_summary_of_a_folded_session(server: Server) -> None:
+    client = AsyncFoldwise(server.base_url)
+    session = FoldwiseSession(
+        new_id("folded"), client=client, session_options={"settings": {"keep_recent": 1}}
+    )
+    await session.add_items(items(user("one " * 50)))
+    await session.add_items(items({"role": "assistant", "content": "two " * 50}))
+    await session.add_items(items(user("three")))
+    assert (await client.summarize(session.session_id))["folded"]
+    before = await got(session)
+    assert before[0]["content"][0]["text"].startswith("[Summary of earlier conversation]")
+    newest = await pop(session)
+    assert newest is not None and newest["content"][0]["text"] == "three"
+    assert await got(session) == before[:-1]
+    with pytest.raises(ConflictError) as caught:
+        await session.pop_item()
+    assert caught.value.code == "message_summarized", "the summary already holds it"
+    assert await got(session) == before[:-1]
     await client.close()

@@ -80,7 +80,7 @@ class Foldwise:
                 response = self._http.request(call.method, url, headers=self._headers, **args)
             except httpx.TransportError as error:
                 if attempt >= self.max_retries or not _transport.may_retry_error(call, error):
-                    raise _transport.connection_error(error) from error
+                    raise _transport.connection_error(call, url, error) from error
                 time.sleep(_transport.backoff_s(attempt))
             else:
                 if attempt >= self.max_retries or not _transport.may_retry_response(response):
