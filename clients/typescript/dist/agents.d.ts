@@ -19,6 +19,12 @@ export declare class FoldwiseSession implements Session {
     getItems(limit?: number): Promise<AgentInputItem[]>;
     addItems(items: AgentInputItem[]): Promise<void>;
     popItem(): Promise<AgentInputItem | undefined>;
+    /**
+     * The SDK compares stored and expected history with this before it reconciles a resumed run:
+     * items reduced to what they say, as Foldwise gives back what it was given in equivalent
+     * shapes (a string `content` as parts, an assistant `status`, ids and provider data kept or not).
+     */
+    prepareHistoryItemsForPersistenceComparison(items: AgentInputItem[]): AgentInputItem[];
     clearSession(): Promise<void>;
     private createSession;
 }

@@ -13,9 +13,9 @@
 //   item, and the others are appended again. Folded messages cannot be popped (409).
 // - clearSession() starts a fresh context (POST …/clear); stored messages stay.
 import type { AgentInputItem, Session } from '@openai/agents';
-import { fromResponsesItems, toResponsesItem } from './agents-items.js';
+import { comparable, fromResponsesItems, toResponsesItem } from './agents-items.js';
 import { FoldwiseClient } from './client.js';
-import { NoMessagesError, SessionExistsError, SessionNotFoundError } from './errors.js';
+import { ConflictError, NoMessagesError, SessionExistsError, SessionNotFoundError } from './errors.js';
 import type { ContextQuery, MessageInput, SessionCreate } from './types.js';
 
 export interface FoldwiseSessionOptions {
@@ -78,18 +78,33 @@ export class FoldwiseSession implements Session {
   }
 
   async popItem(): Promise<AgentInputItem | undefined> {
-    let popped;
-    try {
-      popped = await this.client.popMessage(this.sessionId);
-    } catch (error) {
-      if (error instanceof NoMessagesError || error instanceof SessionNotFoundError) return undefined;
-      throw error;
+    let items: MessageInput[] = [];
+    while (items.length === 0) {
+      // A stored message that renders to no item (an empty one) is skipped.
+      try {
+        items = (await this.client.popMessage(this.sessionId)).items as MessageInput[];
+      } catch (error) {
+        if (error instanceof NoMessagesError || error instanceof SessionNotFoundError) return undefined;
+        // All that is left is before the clear marker: an empty session.
+        if (error instanceof ConflictError && error.code === 'message_cleared') return undefined;
+        throw error;
+      }
     }
-    const rest = popped.items.slice(0, -1);
-    // A reasoning item alone cannot be stored (nor sent): it goes with the item it preceded.
-    if (rest.some((item) => item.type !== 'reasoning'))
-      await this.client.appendMessages(this.sessionId, rest);
-    return fromResponsesItems(popped.items).at(-1) as AgentInputItem | undefined;
+    const newest = fromResponsesItems(items).at(-1) as AgentInputItem;
+    const rest = items.slice(0, -1);
+    // A reasoning item only exists as the prelude of the popped item: it goes with it.
+    while (rest.at(-1)?.type === 'reasoning') rest.pop();
+    if (rest.length > 0) await this.client.appendMessages(this.sessionId, rest);
+    return newest;
+  }
+
+  /**
+   * The SDK compares stored and expected history with this before it reconciles a resumed run:
+   * items reduced to what they say, as Foldwise gives back what it was given in equivalent
+   * shapes (a string `content` as parts, an assistant `status`, ids and provider data kept or not).
+   */
+  prepareHistoryItemsForPersistenceComparison(items: AgentInputItem[]): AgentInputItem[] {
+    return items.map((item) => comparable(item) as AgentInputItem);
   }
 
   async clearSession(): Promise<void> {
