@@ -717,6 +717,13 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Items
+             * @description With format=openai_responses: the message as OpenAI Responses input items (one stored message may be several items), else null.
+             */
+            items?: {
+                [key: string]: unknown;
+            }[] | null;
         };
         /**
          * MessagesAppend
@@ -1673,6 +1680,7 @@ export interface operations {
             query?: {
                 after_seq?: number;
                 limit?: number;
+                format?: "raw" | "openai_responses";
             };
             header?: never;
             path: {

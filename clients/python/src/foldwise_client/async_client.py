@@ -16,6 +16,7 @@ from foldwise_client.types import (
     AppendResult,
     ContextSettings,
     Format,
+    MessageFormat,
     MessagePage,
     ModelInfo,
     PoppedMessage,
@@ -165,16 +166,29 @@ class AsyncFoldwise(AsyncClosable):
         return await self._run(_calls.append_messages(session_id, messages))
 
     async def list_messages(
-        self, session_id: str, *, after_seq: int | None = None, limit: int | None = None
+        self,
+        session_id: str,
+        *,
+        after_seq: int | None = None,
+        limit: int | None = None,
+        format: MessageFormat | None = None,
     ) -> MessagePage:
-        return await self._run(_calls.list_messages(session_id, after_seq, limit))
+        """`format="openai_responses"`: each message also as Responses input items (`items`)."""
+        return await self._run(_calls.list_messages(session_id, after_seq, limit, format))
 
     async def iter_messages(
-        self, session_id: str, *, after_seq: int = 0, page_size: int = 500
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        page_size: int = 500,
+        format: MessageFormat | None = None,
     ) -> AsyncIterator[StoredMessage]:
         cursor: int | None = after_seq
         while cursor is not None:
-            page = await self.list_messages(session_id, after_seq=cursor, limit=page_size)
+            page = await self.list_messages(
+                session_id, after_seq=cursor, limit=page_size, format=format
+            )
             for message in page["messages"]:
                 yield message
             cursor = page["next_after_seq"]

@@ -16,6 +16,7 @@ from foldwise_client.types import (
     AppendResult,
     ContextSettings,
     Format,
+    MessageFormat,
     MessagePage,
     ModelInfo,
     PoppedMessage,
@@ -168,16 +169,27 @@ class Foldwise:
         return self._run(_calls.append_messages(session_id, messages))
 
     def list_messages(
-        self, session_id: str, *, after_seq: int | None = None, limit: int | None = None
+        self,
+        session_id: str,
+        *,
+        after_seq: int | None = None,
+        limit: int | None = None,
+        format: MessageFormat | None = None,
     ) -> MessagePage:
-        return self._run(_calls.list_messages(session_id, after_seq, limit))
+        """`format="openai_responses"`: each message also as Responses input items (`items`)."""
+        return self._run(_calls.list_messages(session_id, after_seq, limit, format))
 
     def iter_messages(
-        self, session_id: str, *, after_seq: int = 0, page_size: int = 500
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        page_size: int = 500,
+        format: MessageFormat | None = None,
     ) -> Iterator[StoredMessage]:
         cursor: int | None = after_seq
         while cursor is not None:
-            page = self.list_messages(session_id, after_seq=cursor, limit=page_size)
+            page = self.list_messages(session_id, after_seq=cursor, limit=page_size, format=format)
             yield from page["messages"]
             cursor = page["next_after_seq"]
 
