@@ -56,6 +56,7 @@ class AsyncFoldwise(AsyncClosable):
     ) -> None:
         self.base_url = _transport.base_url_or_env(base_url)
         self.max_retries = max_retries
+        self.api_key, self.timeout = api_key, timeout  # as given (None: the environment's)
         self._given_http = http_client
         self._http = ClientPerLoop(lambda: httpx.AsyncClient(timeout=timeout))
         self._headers = _transport.headers(api_key)

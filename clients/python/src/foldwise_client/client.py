@@ -53,6 +53,7 @@ class Foldwise:
     ) -> None:
         self.base_url = _transport.base_url_or_env(base_url)
         self.max_retries = max_retries
+        self.api_key, self.timeout = api_key, timeout  # as given (None: the environment's)
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout)
         self._headers = _transport.headers(api_key)
