@@ -4,6 +4,8 @@ sync client they were given."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from foldwise_client import AsyncFoldwise, Foldwise
 from foldwise_client.langchain import FoldwiseChatMessageHistory
 from foldwise_client.langchain_agent import FoldwiseMiddleware
@@ -56,4 +58,40 @@ async def test_async_calls_use_the_server_of_the_sync_client(server: Server) -> 
     await history.aadd_messages([HumanMessage("hello", id=new_id("h"))])
     assert [m.content for m in await history.aget_messages()] == ["hello"]
     assert client.get_session(sid)["message_count"] == 1, "stored on client='s server"
+    client.close()
+
+
+class RecordingFoldwise(Foldwise):
+    """A real client that also records its usage reports."""
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__(base_url)
+        self.reports: list[tuple[int, Any]] = []
+
+    def report_usage(self, session_id: str, input_tokens: int, **options: Any) -> Any:
+        result = super().report_usage(session_id, input_tokens, **options)
+        self.reports.append((input_tokens, options["unserved"]))
+        return result
+
+
+def test_create_agent_reports_usage_with_what_was_not_served(server: Server) -> None:
+    client = RecordingFoldwise(server.base_url)
+    sid = new_id("lc-usage")
+    # A model family no other test of this shared server uses: the ratio it learns is its own.
+    middleware = FoldwiseMiddleware(sid, client=client, session_options={"model": "gpt-3.5-turbo"})
+    model = ScriptedChatModel(input_tokens=400)
+    agent = create_agent(
+        model,
+        [get_weather],
+        system_prompt="Be brief.",
+        middleware=[middleware],
+    )
+    agent.invoke({"messages": [HumanMessage("Weather please?")]})
+    assert len(client.reports) == len(model.seen) == 2, "one report per model call"
+    tokens, unserved = client.reports[-1]
+    assert tokens == 400 and unserved["system"] == "Be brief."
+    assert [t["function"]["name"] for t in unserved["tools"]] == ["get_weather"]
+    calibration = client.context(sid).usage["calibration"]
+    assert calibration["family"] == "cl100k_base"
+    assert calibration["samples"] == 2 and calibration["ratio"] != 1.0, "the family learned"
     client.close()

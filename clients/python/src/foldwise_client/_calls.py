@@ -219,8 +219,10 @@ def clear(session_id: str) -> Call[Session]:
     return Call("POST", _session_path(session_id, "clear"), _as(Session), idempotent=False)
 
 
-def report_usage(session_id: str, input_tokens: int, model: str | None) -> Call[UsageReportResult]:
-    body = _given(input_tokens=input_tokens, model=model)
+def report_usage(
+    session_id: str, input_tokens: int, model: str | None, unserved: Mapping[str, Any] | None
+) -> Call[UsageReportResult]:
+    body = _given(input_tokens=input_tokens, model=model, unserved=unserved)
     path = _session_path(session_id, "usage")
     # Not idempotent: each report moves the calibration ratio.
     return Call("POST", path, _as(UsageReportResult), body=body, idempotent=False)

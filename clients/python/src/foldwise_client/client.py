@@ -257,9 +257,16 @@ class Foldwise:
         return self._run(_calls.clear(session_id))
 
     def report_usage(
-        self, session_id: str, input_tokens: int, *, model: str | None = None
+        self,
+        session_id: str,
+        input_tokens: int,
+        *,
+        model: str | None = None,
+        unserved: Mapping[str, Any] | None = None,
     ) -> UsageReportResult:
-        return self._run(_calls.report_usage(session_id, input_tokens, model))
+        """`unserved`: what the provider request carried beyond the last context served
+        (`system`, `messages`, `tools`: an agent's own instructions and tools, new input)."""
+        return self._run(_calls.report_usage(session_id, input_tokens, model, unserved))
 
     # Stateless
 

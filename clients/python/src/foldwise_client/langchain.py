@@ -12,6 +12,7 @@ Messages are stored with their LangChain id as `client_id`, so posting one twice
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, Unpack
 
@@ -22,9 +23,10 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from foldwise_client._lc_messages import client_id_of, to_foldwise, to_langchain
 from foldwise_client.async_client import AsyncFoldwise
 from foldwise_client.client import Foldwise
-from foldwise_client.errors import SessionExistsError, SessionNotFoundError
+from foldwise_client.errors import FoldwiseError, SessionExistsError, SessionNotFoundError
 
 MAX_BATCH = 1000  # the server's largest append
+logger = logging.getLogger(__name__)
 
 
 Client = TypeVar("Client", Foldwise, AsyncFoldwise)
@@ -91,6 +93,23 @@ class _Sessions:
                 with contextlib.suppress(SessionExistsError):
                     await self.async_client.create_session(session_id, **self.session_options)
                 await self.async_client.append_messages(session_id, batch)
+
+    def report_usage(self, session_id: str, tokens: int, unserved: Mapping[str, Any]) -> None:
+        """Calibration is a bonus: a report that fails is logged, never raised."""
+        model = self.context_options.get("model")
+        try:
+            self.client.report_usage(session_id, tokens, model=model, unserved=unserved)
+        except FoldwiseError as error:
+            logger.warning("usage report for session %r failed: %s", session_id, error)
+
+    async def areport_usage(
+        self, session_id: str, tokens: int, unserved: Mapping[str, Any]
+    ) -> None:
+        model = self.context_options.get("model")
+        try:
+            await self.async_client.report_usage(session_id, tokens, model=model, unserved=unserved)
+        except FoldwiseError as error:
+            logger.warning("usage report for session %r failed: %s", session_id, error)
 
     def context(self, session_id: str) -> list[BaseMessage]:
         try:
@@ -211,6 +230,11 @@ class FoldwiseHook:
 
     async def acontext(self, session_id: str) -> list[BaseMessage]:
         return await self._sessions.acontext(session_id)
+
+    @property
+    def sessions(self) -> _Sessions:
+        """The clients and options this hook uses (for `FoldwiseMiddleware`)."""
+        return self._sessions
 
     def _pre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         session_id = self.store(state, config)
