@@ -55,11 +55,7 @@ async def report_usage(
     # {"estimated": …, …} (app/services/prompt_cache.py); a bare int in older rows.
     estimated = served.get("estimated") if isinstance(served, dict) else served
     if not isinstance(estimated, int):
-        raise NoContextServed(
-            f"no context was served for model {model!r} in this session yet: "
-            "GET /sessions/{id}/context first, then report what the provider counted",
-            {"session_id": session_id, "model": model},
-        )
+        estimated = 0  # a request of nothing but unserved parts (a session's first turn)
     if body.unserved is not None:
         unserved = body.unserved
         counter = counter_for(registry.get(model))
@@ -70,6 +66,12 @@ async def report_usage(
             text=unserved.system,
             messages=unserved.messages,
             tools=unserved.tools,
+        )
+    if estimated <= 0:
+        raise NoContextServed(
+            f"no context was served for model {model!r} in this session yet: "
+            "GET /sessions/{id}/context first, then report what the provider counted",
+            {"session_id": session_id, "model": model},
         )
     row = await CalibrationRepository(db, tenant).lock(family)
     current = Calibration(family=family, ratio=row.ratio, samples=row.samples)

@@ -92,6 +92,19 @@ class TestCalibration:
         assert learned.json()["estimated_tokens"] == estimate + extra
         assert learned.json()["calibration"]["ratio"] == 1.0, "the extras explain the count"
 
+    async def test_unserved_parts_alone_need_no_context_served(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")  # a first turn: nothing was served yet
+        new_input = [{"role": "user", "content": "Hello there, how are you?"}]
+        counted = (await client.post("/count-tokens", json={"messages": new_input})).json()
+        learned = await report(client, "s", input_tokens=40, unserved={"messages": new_input})
+        assert learned.status_code == 200, learned.text
+        assert learned.json()["estimated_tokens"] == counted["tokens"]
+        assert_error(
+            await report(client, "s", input_tokens=40, unserved={}), 409, "no_context_served"
+        )
+
     async def test_bad_unserved_parts_are_422(self, client: httpx.AsyncClient) -> None:
         await create_session(client, id="s")
         await append(client, "s", *turns(1))

@@ -37,6 +37,17 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
+def weather_agent(providers: FakeProviders, model: str) -> Agent[Any]:
+    """An agent with the weather tool on the SDK's Responses model, against the fake API."""
+    openai_client = AsyncOpenAI(base_url=providers.base_url + "/v1", api_key="test")
+    return Agent(
+        name="Weather",
+        instructions="You answer weather questions.",
+        tools=[get_weather],
+        model=OpenAIResponsesModel(model=model, openai_client=openai_client),
+    )
+
+
 def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
@@ -121,13 +132,7 @@ async def test_session_protocol(server: Server) -> None:
 
 async def test_runner_with_a_foldwise_session(server: Server, providers: FakeProviders) -> None:
     client = AsyncFoldwise(server.base_url)
-    openai_client = AsyncOpenAI(base_url=providers.base_url + "/v1", api_key="test")
-    agent = Agent(
-        name="Weather",
-        instructions="You answer weather questions.",
-        tools=[get_weather],
-        model=OpenAIResponsesModel(model="gpt-4o", openai_client=openai_client),
-    )
+    agent = weather_agent(providers, "gpt-4o")
     sid = new_id("runner")
     session = FoldwiseSession(
         sid,
@@ -194,4 +199,40 @@ async def test_pop_item_stops_at_the_summary_of_a_folded_session(server: Server)
         await session.pop_item()
     assert caught.value.code == "message_summarized", "the summary already holds it"
     assert await got(session) == before[:-1]
+    await client.close()
+
+
+class RecordingFoldwise(AsyncFoldwise):
+    """A real client that also records its usage reports."""
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__(base_url)
+        self.reports: list[tuple[int, Any]] = []
+
+    async def report_usage(self, session_id: str, input_tokens: int, **options: Any) -> Any:
+        result = await super().report_usage(session_id, input_tokens, **options)
+        self.reports.append((input_tokens, options["unserved"]))
+        return result
+
+
+async def test_usage_hooks_report_each_call_with_what_was_not_served(
+    server: Server, providers: FakeProviders
+) -> None:
+    client = RecordingFoldwise(server.base_url)
+    agent = weather_agent(providers, "gpt-4")
+    # gpt-4: a model family (cl100k_base) the other Agents tests on this server do not use.
+    session = FoldwiseSession(new_id("usage"), client=client, session_options={"model": "gpt-4"})
+    await Runner.run(agent, "Weather in Paris?", session=session, hooks=session.usage_hooks())
+    await Runner.run(agent, "Thanks!", session=session, hooks=session.usage_hooks())
+
+    assert [tokens for tokens, _ in client.reports] == [100, 100, 100], "one per model call"
+    first, _, second_run = (unserved for _, unserved in client.reports)
+    assert first["system"] == "You answer weather questions."
+    assert [t["name"] for t in first["tools"]] == ["get_weather"]
+    assert [m.get("content") for m in first["messages"]] == ["Weather in Paris?"]
+    assert [m.get("content") for m in second_run["messages"]] == ["Thanks!"], (
+        "the history came from Foldwise: only the new input was not served"
+    )
+    calibration = (await client.context(session.session_id, model="gpt-4")).usage["calibration"]
+    assert calibration["family"] == "cl100k_base" and calibration["samples"] >= 3
     await client.close()

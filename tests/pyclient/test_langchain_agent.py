@@ -93,5 +93,5 @@ def test_create_agent_reports_usage_with_what_was_not_served(server: Server) -> 
     assert [t["function"]["name"] for t in unserved["tools"]] == ["get_weather"]
     calibration = client.context(sid).usage["calibration"]
     assert calibration["family"] == "cl100k_base"
-    assert calibration["samples"] == 2 and calibration["ratio"] != 1.0, "the family learned"
+    assert calibration["samples"] >= 2 and calibration["ratio"] != 1.0, "the family learned"
     client.close()

@@ -34,6 +34,7 @@ from agents.items import TResponseInputItem
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
 from foldwise_client._loops import AsyncClosable
+from foldwise_client.agents_usage import FoldwiseUsageHooks
 from foldwise_client.async_client import AsyncFoldwise
 from foldwise_client.errors import (
     ConflictError,
@@ -64,6 +65,9 @@ class FoldwiseSession(AsyncClosable):
         self._owns_client = client is None
         self.client = client or AsyncFoldwise()
         self.session_options = dict(session_options or {})
+        # How many items the last get_items served: the prefix of the model's input that the
+        # server estimated (FoldwiseUsageHooks reports the rest as unserved).
+        self.served_items = 0
         self.context_options: dict[str, Any] = {
             "summary_placement": "messages",
             **(context_options or {}),
@@ -75,8 +79,14 @@ class FoldwiseSession(AsyncClosable):
         if self._owns_client:
             await self.client.close()
 
+    def usage_hooks(self) -> FoldwiseUsageHooks:
+        """Run hooks that report each model call's input tokens for calibration:
+        `Runner.run(agent, text, session=session, hooks=session.usage_hooks())`."""
+        return FoldwiseUsageHooks(self)
+
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         limit = resolve_session_limit(limit, self.session_settings)
+        self.served_items = 0
         if limit == 0:
             return []
         try:
@@ -89,6 +99,7 @@ class FoldwiseSession(AsyncClosable):
             items.insert(0, system)
         if limit is not None and limit > 0:
             items = items[-limit:]
+        self.served_items = len(items)
         return cast(list[TResponseInputItem], items)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
