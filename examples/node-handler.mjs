@@ -8,8 +8,12 @@
 //   ANTHROPIC_API_KEY=sk-... node node-handler.mjs
 //   curl -s 127.0.0.1:3000/chat -d '{"session_id": "demo", "message": "Hello!"}'
 //
+// A client that retries a failed turn sends the same "turn_id" (say, its message's id): the
+// user's message is stored once however often the turn is tried.
+//
 // Environment: FOLDWISE_BASE_URL, FOLDWISE_API_KEY (the client reads them), ANTHROPIC_API_KEY,
 // ANTHROPIC_BASE_URL (a gateway, or a fake in tests), PORT (default 3000).
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { FoldwiseClient, SessionExistsError, SessionNotFoundError } from 'foldwise';
 
@@ -32,8 +36,8 @@ async function createMessage(params) {
 }
 
 /** Stores the user's turn, creating the session on its first turn. */
-async function appendUserTurn(sessionId, text) {
-  const turn = [{ role: 'user', content: text }];
+async function appendUserTurn(sessionId, text, turnId) {
+  const turn = [{ role: 'user', content: text, client_id: `${turnId}:user` }];
   try {
     await foldwise.appendMessages(sessionId, turn);
   } catch (error) {
@@ -45,12 +49,16 @@ async function appendUserTurn(sessionId, text) {
   }
 }
 
-/** One turn of session `sessionId`: returns the assistant's text. */
-async function chat(sessionId, text) {
-  await appendUserTurn(sessionId, text);
+/**
+ * One turn of session `sessionId`: returns the assistant's text. The turn's client_ids make a
+ * retry of a failed turn (the same `turnId`) store nothing twice.
+ */
+async function chat(sessionId, text, turnId) {
+  await appendUserTurn(sessionId, text, turnId);
   const context = await foldwise.context(sessionId); // format: 'anthropic'
   const reply = await createMessage(context.anthropicParams({ maxTokens: 1024 }));
-  await foldwise.appendMessages(sessionId, [{ role: 'assistant', content: reply.content }]);
+  const answer = { role: 'assistant', content: reply.content, client_id: `${turnId}:assistant` };
+  await foldwise.appendMessages(sessionId, [answer]);
   // What the model read: uncached input, plus prompt-cache writes and reads.
   const usage = reply.usage;
   const inputTokens =
@@ -82,12 +90,12 @@ const server = createServer(async (request, response) => {
     body = await readJson(request);
   } catch {
     return send(400, {
-      error: 'the body must be JSON: {"session_id", "message"}',
+      error: 'the body must be JSON: {"session_id", "message", "turn_id"?}',
     });
   }
   try {
     send(200, {
-      reply: await chat(String(body.session_id), String(body.message)),
+      reply: await chat(String(body.session_id), String(body.message), String(body.turn_id ?? randomUUID())),
     });
   } catch (error) {
     send(502, { error: error.message });

@@ -34,10 +34,10 @@ async def main() -> None:
     text = sys.argv[1] if len(sys.argv) > 1 else "What is the weather in Paris?"
     session_id = sys.argv[2] if len(sys.argv) > 2 else "example-openai-agents"
     # Created on first use with these options; the summary arrives as leading items.
-    session = FoldwiseSession(session_id, session_options={"model": "gpt-4o-mini"})
-    result = await Runner.run(agent, text, session=session)
+    # Closes its connections on the way out; a module-level session works too (any loop).
+    async with FoldwiseSession(session_id, session_options={"model": "gpt-4o-mini"}) as session:
+        result = await Runner.run(agent, text, session=session)
     print(result.final_output)
-    await session.client.close()
 
 
 if __name__ == "__main__":

@@ -172,7 +172,9 @@ def render_tool(tool: Mapping[str, Any], fmt: Format) -> dict[str, Any]:
         return {"type": "function", "function": spec}
     if tool.get("type") == "function" and not isinstance(tool.get("function"), Mapping):
         return dict(tool)  # already a Responses function tool
-    return {"type": "function", **spec}
+    # Responses reads a missing `strict` as "strict when possible"; Chat and Anthropic tools
+    # are strict only when they say so, which an explicit value keeps.
+    return {"type": "function", **spec, "strict": spec.get("strict") is True}
 
 
 def render_tools(

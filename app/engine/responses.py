@@ -5,14 +5,15 @@ Works on render.py's entries (role, Anthropic-style blocks, source), tool result
 right after the assistant entry that made their calls:
 
 - an assistant entry → in block order (as posted: reasoning and text in `content`, then
-  the calls): each `reasoning` item byte-for-byte, one `message` item (`output_text` parts)
-  per run of text, one `function_call` item per call (`arguments` as stored, else the input
-  as JSON text). A reasoning item with nothing after it is left out (the API rejects a
-  reasoning item without the item it precedes), so a turn of nothing but reasoning goes
-  whole. An item posted with an `id` / `status` gets them back (items.py keeps them), so
-  the API can pair a reasoning item with the items it stored after it. One stored message
-  may become several items (a shape-forced exception to one output message per stored
-  message; `messages_included` still counts stored messages);
+  the calls): each `reasoning` item byte-for-byte, one assistant `message` item per run
+  of text (`_assistant_message`: shapes the official `openai` types accept), one
+  `function_call` item per call (`arguments` as stored, else the input as JSON text). A
+  reasoning item with nothing after it is left out (the API rejects a reasoning item
+  without the item it precedes), so a turn of nothing but reasoning goes whole. An item
+  posted with an `id` / `status` gets them back (items.py keeps them), so the API can pair
+  a reasoning item with the items it stored after it. One stored message may become
+  several items (a shape-forced exception to one output message per stored message;
+  `messages_included` still counts stored messages);
 - a user entry → one `function_call_output` item per tool result (its text, or
   EMPTY_RESULT_TEXT), then one user `message` item (`input_text` / `input_image` parts).
 """
@@ -39,6 +40,8 @@ from app.engine.types import Message
 
 Item = dict[str, Any]
 ASSISTANT_SIDE = frozenset({REASONING, "function_call"})
+# `detail` is required on an input_image part; "auto" is the API's documented default.
+DEFAULT_IMAGE_DETAIL = "auto"
 
 
 def to_items(entries: list[Entry]) -> list[tuple[Item, str]]:
@@ -69,8 +72,7 @@ def _assistant(blocks: list[Block]) -> list[Item]:
     def close_text() -> None:
         nonlocal posted
         if texts:
-            parts = [{"type": "output_text", "text": t} for t in texts]
-            items.append({**_message("assistant", parts), **posted})
+            items.append(_assistant_message(texts, posted))
             texts.clear()
         posted = {}
 
@@ -100,6 +102,17 @@ def _assistant(blocks: list[Block]) -> list[Item]:
     return items
 
 
+def _assistant_message(texts: list[str], posted: Mapping[str, Any]) -> Item:
+    """An output message (`id`, `status`, `output_text` parts with `annotations`) when the item
+    was posted with an id. Otherwise the easy form, its texts joined into one string as the
+    Chat format joins them: the one assistant message the Responses API takes without an id
+    (an invented id would name an item no backend stored)."""
+    if "id" not in posted:
+        return {"type": "message", "role": "assistant", "content": "\n".join(texts)}
+    parts = [{"type": "output_text", "text": t, "annotations": []} for t in texts]
+    return {**_message("assistant", parts), "status": "completed", **posted}
+
+
 def _user(blocks: list[Block]) -> list[Item]:
     items: list[Item] = []
     for block in blocks:
@@ -118,11 +131,11 @@ def _input_part(block: Block) -> dict[str, Any]:
     kind = block.get("type")
     if kind == "image_url" and isinstance(block.get("image_url"), Mapping):
         image = block["image_url"]
-        part = {"type": "input_image", "image_url": str(image.get("url", ""))}
-        return {**part, "detail": image["detail"]} if "detail" in image else part
-    url = image_url(block) if kind == "image" else None
-    if url:
-        return {"type": "input_image", "image_url": url}
+        detail = image.get("detail", DEFAULT_IMAGE_DETAIL)
+        return {"type": "input_image", "image_url": str(image.get("url", "")), "detail": detail}
+    source = image_url(block) if kind == "image" else None
+    if source:
+        return {"type": "input_image", "image_url": source, "detail": DEFAULT_IMAGE_DETAIL}
     return {"type": "input_text", "text": block_text(block) or f"[{kind}]"}
 
 
@@ -179,6 +192,8 @@ def _message_problems(index: int, item: Mapping[str, Any]) -> list[str]:
     if allowed is None:
         return [f"item {index}: message role {role!r} not allowed"]
     content = item.get("content")
+    if isinstance(content, str):  # the easy form
+        return [] if content.strip() else [f"item {index}: empty message"]
     if not isinstance(content, list) or not content:
         return [f"item {index}: empty message"]
     problems = []

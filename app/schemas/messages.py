@@ -62,6 +62,11 @@ class MessageRead(BaseModel):
     token_count: int
     client_id: str | None
     created_at: datetime
+    items: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="With format=openai_responses: the message as OpenAI Responses input "
+        "items (one stored message may be several items), else null.",
+    )
 
 
 class MessagePage(BaseModel):

@@ -2,12 +2,15 @@
 
 The report refers to the last context served for that session and model: the one this
 replica served last when it extends the recorded one (`ServedRecords`), else the recorded
-one (`last_context`, written by GET …/context whenever a context's shape changes). The ratio
+one (`last_context`, written by GET …/context whenever a context's shape changes), plus what
+the report says the request carried beyond it (`unserved`, counted here). The ratio
 is smoothed by `app.engine.calibration.with_report` (EWMA, clamped to [0.5, 2.0]) under a
 row lock, so concurrent reports are all counted.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,6 +20,8 @@ from app.repositories.calibration import CalibrationRepository
 from app.repositories.sessions import SessionRepository
 from app.schemas.calibration import CalibrationRead, UsageReport, UsageReportResponse
 from app.services.prompt_cache import ServedRecords
+from app.services.tokens import count_posted
+from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
 
 
@@ -50,6 +55,19 @@ async def report_usage(
     # {"estimated": …, …} (app/services/prompt_cache.py); a bare int in older rows.
     estimated = served.get("estimated") if isinstance(served, dict) else served
     if not isinstance(estimated, int):
+        estimated = 0  # a request of nothing but unserved parts (a session's first turn)
+    if body.unserved is not None:
+        unserved = body.unserved
+        counter = counter_for(registry.get(model))
+        # CPU work off the loop: the unserved part may be a long input.
+        estimated += await asyncio.to_thread(
+            count_posted,
+            counter,
+            text=unserved.system,
+            messages=unserved.messages,
+            tools=unserved.tools,
+        )
+    if estimated <= 0:
         raise NoContextServed(
             f"no context was served for model {model!r} in this session yet: "
             "GET /sessions/{id}/context first, then report what the provider counted",

@@ -58,7 +58,7 @@ def _short(messages: Sequence[NormalizedMessage]) -> bool:
     return size <= SHORT_BATCH_CHARS
 
 
-def message_read(row: Message) -> MessageRead:
+def message_read(row: Message, items: list[dict[str, Any]] | None = None) -> MessageRead:
     return MessageRead(
         id=row.id,
         seq=row.seq,
@@ -71,6 +71,7 @@ def message_read(row: Message) -> MessageRead:
         token_count=row.token_count,
         client_id=row.client_id,
         created_at=row.created_at,
+        items=items,
     )
 
 
@@ -207,13 +208,17 @@ class MessageService:
             created_at=now,
         )
 
-    async def page(self, session_id: str, *, after_seq: int, limit: int) -> MessagePage:
+    async def page(
+        self, session_id: str, *, after_seq: int, limit: int, as_items: bool = False
+    ) -> MessagePage:
+        """`as_items`: each message also as Responses input items (`items`)."""
         session = await self.sessions.get_or_raise(session_id)
         rows = await self.messages.list_after(session.pk, after_seq=after_seq, limit=limit + 1)
         has_more = len(rows) > limit
         rows = rows[:limit]
         next_after_seq = rows[-1].seq if has_more and rows else None
-        return MessagePage(messages=[message_read(r) for r in rows], next_after_seq=next_after_seq)
+        messages = [message_read(r, _as_items(r) if as_items else None) for r in rows]
+        return MessagePage(messages=messages, next_after_seq=next_after_seq)
 
     async def remove_newest(self, session_id: str) -> RemovedMessage:
         """Delete the session's newest message (an explicit user action: summarization never
@@ -233,7 +238,7 @@ class MessageService:
         until = session.fold_lease_until
         if session.fold_lease_owner and until is not None and until > utcnow():
             raise FoldInProgress("a fold of this session is running; retry", details)
-        removed = RemovedMessage(**message_read(row).model_dump(), items=_as_items(row))
+        removed = RemovedMessage(**message_read(row, _as_items(row)).model_dump())
         await self.messages.remove(row)
         await self.sessions.remove_newest(session, row.token_count)
         return removed

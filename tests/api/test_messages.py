@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 
@@ -15,6 +16,7 @@ from tests.support.factories import (
     tool_use,
     user,
 )
+from tests.support.official_types import assert_official_items
 
 
 async def stored(client: httpx.AsyncClient, session_id: str) -> list[dict[str, object]]:
@@ -168,9 +170,36 @@ class TestListMessages:
         (row,) = await stored(client, "f")
         assert set(row) == {
             "id", "seq", "role", "content", "name", "tool_calls", "tool_call_id",
-            "metadata", "token_count", "client_id", "created_at",
+            "metadata", "token_count", "client_id", "created_at", "items",
         }  # fmt: skip
         assert row["name"] == "ada" and row["metadata"] == {"k": "v"}
+        assert row["items"] is None, "items only with format=openai_responses"
+
+    async def test_format_openai_responses_adds_each_message_as_items(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        await create_session(client, id="r")
+        posted: list[dict[str, Any]] = [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "call_id": "c1", "name": "run", "arguments": "{}"},
+        ]
+        await append(client, "r", *posted, openai_tool_result("c1", "done"), assistant("ok"))
+        params: dict[str, Any] = {"format": "openai_responses", "limit": 2}
+        page = (await client.get("/sessions/r/messages", params=params)).json()
+        assert [m["seq"] for m in page["messages"]] == [1, 2] and page["next_after_seq"] == 2
+        assert [m["items"] for m in page["messages"]] == [posted[:1], posted[1:]]
+        params["after_seq"] = 2
+        rest = (await client.get("/sessions/r/messages", params=params)).json()["messages"]
+        items = [item for m in rest for item in m["items"]]
+        assert items == [
+            {"type": "function_call_output", "call_id": "c1", "output": "done"},
+            {"type": "message", "role": "assistant", "content": "ok"},
+        ]
+        assert rest[0]["role"] == "tool", "the stored fields stay"
+        assert_official_items(posted + items)
+        bad = await client.get("/sessions/r/messages", params={"format": "anthropic"})
+        assert_error(bad, 422, "validation_error")
 
     async def test_bad_query_is_422_and_missing_session_404(
         self, client: httpx.AsyncClient

@@ -19,6 +19,7 @@ from tests.support.factories import (
     tool_use,
     user,
 )
+from tests.support.official_types import assert_official_function_tools, assert_official_items
 
 REASONING = {
     "type": "reasoning",
@@ -41,8 +42,14 @@ def output(call_id: str, text: str, **extra: Any) -> dict[str, Any]:
 
 
 def said(role: str, text: str, **extra: Any) -> dict[str, Any]:
-    kind = "output_text" if role == "assistant" else "input_text"
-    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}], **extra}
+    """A message item as the Responses API returns it (an assistant's with an id) and as
+    Foldwise serves it (an assistant's without an id: the easy form)."""
+    if role == "assistant" and "id" not in extra:
+        return {"type": "message", "role": role, "content": text, **extra}
+    part: dict[str, Any] = {"type": "input_text", "text": text}
+    if role == "assistant":
+        part = {"type": "output_text", "text": text, "annotations": []}
+    return {"type": "message", "role": role, "content": [part], **extra}
 
 
 TURN = [
@@ -217,6 +224,7 @@ class TestContext:
             said("assistant", "Fixed."),
         ]
         assert body["messages_included"] == 5  # stored messages, not items
+        assert_official_items(body["messages"])
 
     async def test_tools_of_every_shape_become_flat_functions(
         self, client: httpx.AsyncClient
@@ -229,11 +237,13 @@ class TestContext:
         await create_session(client, id="s", tools=tools)
         await append(client, "s", user("hi"))
         responses = (await context(client, "s", format="openai_responses"))["tools"]
+        a = {"type": "function", "name": "a", "description": "A", "parameters": {"type": "object"}}
         assert responses == [
-            {"type": "function", "name": "a", "description": "A", "parameters": {"type": "object"}},
+            a | {"strict": False},  # as strict as an Anthropic tool: not unless it says so
             {"type": "function", "name": "b", "description": "", "parameters": {}, "strict": True},
-            TOOL,
+            TOOL,  # a Responses tool as posted
         ]
+        assert_official_function_tools(responses[:2])
         anthropic = (await context(client, "s", format="anthropic"))["tools"]
         assert anthropic[2] == {"name": "read_file", "description": "Read", "input_schema": {}}
         openai = (await context(client, "s", format="openai"))["tools"]
@@ -283,6 +293,7 @@ class TestContext:
         assert first["role"] == "user" and first["type"] == "message"
         assert first["content"][0]["text"].startswith("[Summary of earlier conversation]")
         assert ack == said("assistant", "Understood.")
+        assert_official_items(body["messages"])
 
 
 class TestStateless:

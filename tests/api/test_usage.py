@@ -73,3 +73,44 @@ class TestCalibration:
         await create_session(client, id="s")
         assert_error(await report(client, "s", input_tokens=0), 422, "validation_error")
         assert_error(await report(client, "s", model="nope", input_tokens=5), 422, "unknown_model")
+
+    async def test_unserved_parts_are_counted_with_the_served_context(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", *turns(2, words=20))
+        estimate = (await context(client, "s"))["usage"]["estimated_tokens"]
+        tool = {"name": "lookup", "description": "Look it up", "input_schema": {"type": "object"}}
+        new_input = [{"role": "user", "content": "And tomorrow? " * 5}]
+        unserved = {"system": "You are an agent. " * 10, "messages": new_input, "tools": [tool]}
+        counted = await client.post("/count-tokens", json={"messages": new_input, "tools": [tool]})
+        system = await client.post("/count-tokens", json={"text": unserved["system"]})
+        extra = counted.json()["tokens"] + system.json()["tokens"]
+        learned = await report(client, "s", input_tokens=estimate + extra, unserved=unserved)
+        assert learned.status_code == 200, learned.text
+        assert learned.json()["estimated_tokens"] == estimate + extra
+        assert learned.json()["calibration"]["ratio"] == 1.0, "the extras explain the count"
+
+    async def test_unserved_parts_alone_need_no_context_served(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        await create_session(client, id="s")  # a first turn: nothing was served yet
+        new_input = [{"role": "user", "content": "Hello there, how are you?"}]
+        counted = (await client.post("/count-tokens", json={"messages": new_input})).json()
+        learned = await report(client, "s", input_tokens=40, unserved={"messages": new_input})
+        assert learned.status_code == 200, learned.text
+        assert learned.json()["estimated_tokens"] == counted["tokens"]
+        assert_error(
+            await report(client, "s", input_tokens=40, unserved={}), 409, "no_context_served"
+        )
+
+    async def test_bad_unserved_parts_are_422(self, client: httpx.AsyncClient) -> None:
+        await create_session(client, id="s")
+        await append(client, "s", *turns(1))
+        await context(client, "s")
+        bad_message = {"messages": [{"role": "robot", "content": "x"}]}
+        bad = await report(client, "s", input_tokens=9, unserved=bad_message)
+        assert_error(bad, 422, "invalid_message")
+        unknown_key = {"instructions": "x"}
+        bad = await report(client, "s", input_tokens=9, unserved=unknown_key)
+        assert_error(bad, 422, "validation_error")

@@ -92,7 +92,7 @@ class TestRender:
                 "type": "message",
                 "role": "user",
                 "content": [
-                    {"type": "input_image", "image_url": "https://x/y.png"},
+                    {"type": "input_image", "image_url": "https://x/y.png", "detail": "auto"},
                     {"type": "input_text", "text": "see"},
                 ],
             },

@@ -20,6 +20,7 @@ from app.engine.responses import validate_responses
 from app.engine.shapes import normalize_message
 from app.engine.types import Message
 from tests.engine.strategies import COUNTERS, FakeCounter, histories, settings_strategy
+from tests.support.official_types import assert_official_items
 
 Item = dict[str, Any]
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -28,8 +29,19 @@ bulky = st.integers(min_value=2_000, max_value=12_000).map(lambda n: ("out " * n
 
 
 def said(role: str, *texts: str) -> Item:
-    kind = "output_text" if role == "assistant" else "input_text"
-    return {"type": "message", "role": role, "content": [{"type": kind, "text": t} for t in texts]}
+    """A message item as Foldwise renders one without an id: an assistant's texts as one
+    string (the easy form), a user's as input_text parts."""
+    if role == "assistant":
+        return {"type": "message", "role": role, "content": "\n".join(texts)}
+    parts = [{"type": "input_text", "text": t} for t in texts]
+    return {"type": "message", "role": role, "content": parts}
+
+
+def output_message(item_id: str, *texts: str) -> Item:
+    """An assistant message as the Responses API returns it (and the Agents SDK keeps it)."""
+    parts = [{"type": "output_text", "text": t, "annotations": []} for t in texts]
+    content: dict[str, Any] = {"content": parts}
+    return {"type": "message", "id": item_id, "role": "assistant", "status": "completed"} | content
 
 
 @st.composite
@@ -62,7 +74,10 @@ def item_histories(draw: Callable[..., Any]) -> list[Item]:
 
             if width == 0 or draw(st.booleans()):
                 texts = draw(st.lists(words, min_size=1, max_size=2))
-                items.append(with_ids(said("assistant", *texts), "msg"))
+                message_id = f"msg_{len(items)}"
+                items.append(
+                    output_message(message_id, *texts) if posted_ids else said("assistant", *texts)
+                )
             ids = [f"call_{calls + i}" for i in range(width)]
             calls += width
             for call_id in ids:
@@ -121,19 +136,23 @@ def reposted(messages: Sequence[Item]) -> list[Message]:
 
 
 def without_reasoning(items: Sequence[Item]) -> list[Item]:
-    """What the other shapes carry of items: no reasoning, no item ids or status."""
-    return [
-        {k: v for k, v in i.items() if k not in ("id", "status")}
-        for i in items
-        if i["type"] != "reasoning"
-    ]
+    """What the other shapes carry of items: no reasoning, no item ids or status (so assistant
+    messages come back in the easy form)."""
+    out = []
+    for item in items:
+        if item["type"] == "reasoning":
+            continue
+        if item.get("role") == "assistant" and "id" in item:
+            item = said("assistant", *(p["text"] for p in item["content"]))
+        out.append({k: v for k, v in item.items() if k not in ("id", "status")})
+    return out
 
 
 def joined_parts(items: Sequence[Item]) -> list[Item]:
     """What OpenAI Chat carries of a message: its text parts as one string."""
     out = []
     for item in items:
-        if item["type"] == "message":
+        if item["type"] == "message" and isinstance(item["content"], list):
             kind = item["content"][0]["type"]
             text = "\n".join(p["text"] for p in item["content"])
             item = {**item, "content": [{"type": kind, "text": text}]}
@@ -178,6 +197,7 @@ def test_calls_and_outputs_move_together(case: tuple[list[Item], AssemblyInput, 
         return
     assert result.usage.total_tokens <= result.usage.budget
     assert validate_responses(result.messages) == []
+    assert_official_items(result.messages)
     assert isinstance(result.system, str | None)
     sent = result.messages
     calls = [(i, m["call_id"]) for i, m in enumerate(sent) if m["type"] == "function_call"]
@@ -233,6 +253,7 @@ def calls_after(items: Sequence[Item], start: int) -> list[str]:
 @given(item_histories())
 def test_items_round_trip_through_storage(items: list[Item]) -> None:
     assert rendered(stored(items), "openai_responses") == items
+    assert_official_items(items)
 
 
 @PROPERTY
@@ -264,5 +285,6 @@ def test_other_shapes_render_as_valid_items(data: st.DataObject) -> None:
     if result is None:
         return
     assert validate_responses(result.messages) == []
+    assert_official_items(result.messages)
     assert "thinking" not in json.dumps(result.messages)
     assert result.usage.total_tokens <= result.usage.budget

@@ -18,6 +18,8 @@ from pydantic import Field
 
 class ScriptedChatModel(BaseChatModel):
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    # When set, each reply reports this many input tokens (`usage_metadata`), as providers do.
+    input_tokens: int | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -50,4 +52,10 @@ class ScriptedChatModel(BaseChatModel):
             reply = AIMessage(content="", tool_calls=[call])
         else:
             reply = AIMessage(content=f"Noted: {str(last.content)[:60]}")
+        if self.input_tokens is not None:
+            reply.usage_metadata = {
+                "input_tokens": self.input_tokens,
+                "output_tokens": 1,
+                "total_tokens": self.input_tokens + 1,
+            }
         return ChatResult(generations=[ChatGeneration(message=reply)])

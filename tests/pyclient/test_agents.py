@@ -11,7 +11,7 @@ from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.items import TResponseInputItem
 from agents.memory import Session
 from agents.models.openai_responses import OpenAIResponsesModel
-from foldwise_client import AsyncFoldwise
+from foldwise_client import AsyncFoldwise, ConflictError
 from foldwise_client.agents import FoldwiseSession
 from openai import AsyncOpenAI
 
@@ -35,6 +35,17 @@ def providers() -> Iterator[FakeProviders]:
 def get_weather(city: str) -> str:
     """The weather in a city."""
     return f"sunny in {city}"
+
+
+def weather_agent(providers: FakeProviders, model: str) -> Agent[Any]:
+    """An agent with the weather tool on the SDK's Responses model, against the fake API."""
+    openai_client = AsyncOpenAI(base_url=providers.base_url + "/v1", api_key="test")
+    return Agent(
+        name="Weather",
+        instructions="You answer weather questions.",
+        tools=[get_weather],
+        model=OpenAIResponsesModel(model=model, openai_client=openai_client),
+    )
 
 
 def user(text: str) -> dict[str, Any]:
@@ -121,13 +132,7 @@ async def test_session_protocol(server: Server) -> None:
 
 async def test_runner_with_a_foldwise_session(server: Server, providers: FakeProviders) -> None:
     client = AsyncFoldwise(server.base_url)
-    openai_client = AsyncOpenAI(base_url=providers.base_url + "/v1", api_key="test")
-    agent = Agent(
-        name="Weather",
-        instructions="You answer weather questions.",
-        tools=[get_weather],
-        model=OpenAIResponsesModel(model="gpt-4o", openai_client=openai_client),
-    )
+    agent = weather_agent(providers, "gpt-4o")
     sid = new_id("runner")
     session = FoldwiseSession(
         sid,
@@ -173,4 +178,61 @@ async def test_pop_item_splits_a_turn_of_two_calls(server: Server) -> None:
     assert [p["call_id"] if p else None for p in popped[:2]] == [second, first]
     assert popped[2] is not None and popped[2]["role"] == "user"
     assert popped[3] is None and await got(session) == []
+    await client.close()
+
+
+async def test_pop_item_stops_at_the_summary_of_a_folded_session(server: Server) -> None:
+    client = AsyncFoldwise(server.base_url)
+    session = FoldwiseSession(
+        new_id("folded"), client=client, session_options={"settings": {"keep_recent": 1}}
+    )
+    await session.add_items(items(user("one " * 50)))
+    await session.add_items(items({"role": "assistant", "content": "two " * 50}))
+    await session.add_items(items(user("three")))
+    assert (await client.summarize(session.session_id))["folded"]
+    before = await got(session)
+    assert before[0]["content"][0]["text"].startswith("[Summary of earlier conversation]")
+    newest = await pop(session)
+    assert newest is not None and newest["content"][0]["text"] == "three"
+    assert await got(session) == before[:-1]
+    with pytest.raises(ConflictError) as caught:
+        await session.pop_item()
+    assert caught.value.code == "message_summarized", "the summary already holds it"
+    assert await got(session) == before[:-1]
+    await client.close()
+
+
+class RecordingFoldwise(AsyncFoldwise):
+    """A real client that also records its usage reports."""
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__(base_url)
+        self.reports: list[tuple[int, Any]] = []
+
+    async def report_usage(self, session_id: str, input_tokens: int, **options: Any) -> Any:
+        result = await super().report_usage(session_id, input_tokens, **options)
+        self.reports.append((input_tokens, options["unserved"]))
+        return result
+
+
+async def test_usage_hooks_report_each_call_with_what_was_not_served(
+    server: Server, providers: FakeProviders
+) -> None:
+    client = RecordingFoldwise(server.base_url)
+    agent = weather_agent(providers, "gpt-4")
+    # gpt-4: a model family (cl100k_base) the other Agents tests on this server do not use.
+    session = FoldwiseSession(new_id("usage"), client=client, session_options={"model": "gpt-4"})
+    await Runner.run(agent, "Weather in Paris?", session=session, hooks=session.usage_hooks())
+    await Runner.run(agent, "Thanks!", session=session, hooks=session.usage_hooks())
+
+    assert [tokens for tokens, _ in client.reports] == [100, 100, 100], "one per model call"
+    first, _, second_run = (unserved for _, unserved in client.reports)
+    assert first["system"] == "You answer weather questions."
+    assert [t["name"] for t in first["tools"]] == ["get_weather"]
+    assert [m.get("content") for m in first["messages"]] == ["Weather in Paris?"]
+    assert [m.get("content") for m in second_run["messages"]] == ["Thanks!"], (
+        "the history came from Foldwise: only the new input was not served"
+    )
+    calibration = (await client.context(session.session_id, model="gpt-4")).usage["calibration"]
+    assert calibration["family"] == "cl100k_base" and calibration["samples"] >= 3
     await client.close()

@@ -139,6 +139,14 @@ async def test_list_and_iter_messages(fw: AsyncView) -> None:
     assert [m["seq"] for m in every] == [1, 2, 3, 4, 5, 6]
     assert every[0]["content"].startswith("Question 0")
     assert [m["seq"] for m in await fw.iter_messages(sid, after_seq=5)] == [6]
+    assert every[0]["items"] is None
+    as_items = await fw.iter_messages(sid, page_size=4, format="openai_responses")
+    assert [m["seq"] for m in as_items] == [1, 2, 3, 4, 5, 6]
+    first, answer = as_items[0]["items"], as_items[1]["items"]
+    assert first == [{"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": every[0]["content"]}
+    ]}]  # fmt: skip
+    assert answer == [{"type": "message", "role": "assistant", "content": every[1]["content"]}]
 
 
 async def test_context_in_each_format_unpacks_into_the_sdks(fw: AsyncView) -> None:

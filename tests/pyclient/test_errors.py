@@ -117,7 +117,11 @@ async def test_a_gateway_page_is_an_error_with_its_status(
         proxy.stop()
 
 
-async def test_nothing_listening_is_a_connection_error(make_fw: Callable[..., AsyncView]) -> None:
-    fw = make_fw(f"http://127.0.0.1:{free_port()}", max_retries=1)
-    with pytest.raises(APIConnectionError):
+async def test_nothing_listening_is_a_connection_error_naming_the_url(
+    make_fw: Callable[..., AsyncView],
+) -> None:
+    base_url = f"http://127.0.0.1:{free_port()}"
+    fw = make_fw(base_url, max_retries=1)
+    with pytest.raises(APIConnectionError) as caught:
         await fw.list_models()
+    assert f"GET {base_url}/models: could not reach the Foldwise server" in str(caught.value)

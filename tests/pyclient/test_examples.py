@@ -13,7 +13,7 @@ from foldwise_client import Foldwise
 
 from tests.pyclient.conftest import new_id
 from tests.pyclient.fake_providers import FakeProviders
-from tests.support.servers import ROOT, Server
+from tests.support.servers import ROOT, Server, free_port
 
 EXAMPLES = ROOT / "examples"
 OWN_ENV = ("FOLDWISE_", "OPENAI_", "ANTHROPIC_")
@@ -28,17 +28,29 @@ def providers() -> Iterator[FakeProviders]:
         started.stop()
 
 
-def run_example(name: str, server: Server, providers: FakeProviders, *args: str) -> str:
+def run_example(
+    name: str, server: Server, providers: FakeProviders, *args: str, provider_url: str = ""
+) -> str:
+    """The example's output; it must succeed. `provider_url`: the Anthropic API it calls
+    instead of the fake (an address nothing listens on: the provider down)."""
+    done = started(name, server, providers, args, provider_url)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+def started(
+    name: str, server: Server, providers: FakeProviders, args: tuple[str, ...], provider_url: str
+) -> subprocess.CompletedProcess[str]:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(OWN_ENV)},
         "FOLDWISE_BASE_URL": server.base_url,
-        "ANTHROPIC_BASE_URL": providers.base_url,
+        "ANTHROPIC_BASE_URL": provider_url or providers.base_url,
         "ANTHROPIC_API_KEY": "test-key",
         "OPENAI_BASE_URL": providers.base_url + "/v1",
         "OPENAI_API_KEY": "test-key",
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
     }
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
         env=env,
         capture_output=True,
@@ -46,8 +58,6 @@ def run_example(name: str, server: Server, providers: FakeProviders, *args: str)
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.strip()
 
 
 def test_anthropic_chat(server: Server, providers: FakeProviders) -> None:
@@ -62,6 +72,23 @@ def test_anthropic_chat(server: Server, providers: FakeProviders) -> None:
     assert "My name is Ada." in str(sent["messages"][0]), "the first turn came from Foldwise"
     assert len(sent["messages"]) == 3
     assert Foldwise(server.base_url).get_session(sid)["message_count"] == 4
+
+
+def test_anthropic_chat_retried_after_a_provider_failure_stores_the_turn_once(
+    server: Server, providers: FakeProviders
+) -> None:
+    sid = new_id("ex-retry")
+    down = f"http://127.0.0.1:{free_port()}"
+    args = ("My name is Ada.", sid, "turn-1")
+    failed = started("anthropic_chat.py", server, providers, args, provider_url=down)
+    assert failed.returncode != 0, "the provider was down"
+    assert Foldwise(server.base_url).get_session(sid)["message_count"] == 1, "the question"
+    assert run_example("anthropic_chat.py", server, providers, *args) == "Noted: My name is Ada."
+    stored = list(Foldwise(server.base_url).iter_messages(sid))
+    assert [(m["role"], m["client_id"]) for m in stored] == [
+        ("user", "turn-1:user"),
+        ("assistant", "turn-1:assistant"),
+    ], "the retry stored the question once"
 
 
 def test_openai_agents_session(server: Server, providers: FakeProviders) -> None:

@@ -90,8 +90,9 @@ async def test_timeouts(proxy: FaultProxy, make_fw: Callable[..., AsyncView]) ->
     assert (await fw.get_session(sid))["id"] == sid, "a read is retried after a timeout"
 
     proxy.inject("POST", f"/sessions/{sid}/summarize", "stall")
-    with pytest.raises(APITimeoutError):
+    with pytest.raises(APITimeoutError) as caught:
         await fw.summarize(sid)
+    assert f"{proxy.base_url}/sessions/{sid}/summarize: no response from" in str(caught.value)
     assert proxy.count("POST", f"/sessions/{sid}/summarize") == 1
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
 
@@ -15,6 +15,8 @@ from app.services.messages import MessageService
 router = APIRouter(prefix="/sessions", tags=["messages"], responses=ERROR_RESPONSES)
 
 
+# raw: as stored; openai_responses: also each message's Responses input items (`items`).
+MessageFormat = Literal["raw", "openai_responses"]
 Messages = Annotated[MessageService, Depends(service(MessageService))]
 MessageReader = Annotated[MessageService, Depends(service(MessageService, read_only=True))]
 
@@ -33,9 +35,11 @@ async def list_messages(
     messages: MessageReader,
     after_seq: Annotated[int, Query(ge=0, le=MAX_SQL_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    format: Annotated[MessageFormat, Query()] = "raw",
 ) -> MessagePage:
     """Stored messages with seq > `after_seq`, in seq order; `next_after_seq` pages on."""
-    return await messages.page(session_id, after_seq=after_seq, limit=limit)
+    as_items = format == "openai_responses"
+    return await messages.page(session_id, after_seq=after_seq, limit=limit, as_items=as_items)
 
 
 @router.delete("/{session_id}/messages/last")

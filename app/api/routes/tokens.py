@@ -5,10 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import RegistryDep, SettingsDep, Tenant
-from app.engine.items import normalize_posted
-from app.engine.shapes import validate_tools
 from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.tokens import CountTokensRequest, CountTokensResponse, ModelList, ModelRead
+from app.services.tokens import count_posted
 from app.tokens.counter import counter_for
 
 router = APIRouter(tags=["tokens"], responses=ERROR_RESPONSES)
@@ -23,13 +22,7 @@ def count_tokens(
     # event loop (and /healthz) never waits for it.
     model = registry.get(body.model or settings.default_model)
     counter = counter_for(model)
-    if body.text is not None:
-        tokens = counter.count_text(body.text)
-    else:
-        posted = normalize_posted(body.messages or [])
-        tokens = sum(counter.count_message(p.message) for p in posted)
-    if body.tools:
-        tokens += counter.count_tools(validate_tools(body.tools))
+    tokens = count_posted(counter, text=body.text, messages=body.messages, tools=body.tools)
     return CountTokensResponse(
         tokens=tokens, encoding=counter.encoding_name, exact=model.exact, model=model.name
     )

@@ -4,4 +4,9 @@ type Json = Record<string, any>;
 export declare function toResponsesItem(item: Json): Json;
 /** Responses input items (a context, a popped message) as Agents SDK items, in order. */
 export declare function fromResponsesItems(items: Json[]): Json[];
+/**
+ * An Agents SDK item reduced to what it says: the fields Foldwise keeps, without the ones it
+ * adds or normalizes (`id`, `status`, `providerData`, a string `content` given as parts).
+ */
+export declare function comparable(item: Json): Json;
 export {};

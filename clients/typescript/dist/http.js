@@ -64,13 +64,17 @@ export class Transport {
         catch (error) {
             if (options.signal?.aborted)
                 throw options.signal.reason;
+            // The URL names the server: the first thing to check when it cannot be reached.
+            const where = `${call.method} ${this.url(call)}`;
             if (timeout.aborted) {
-                throw new APITimeoutError(`${call.method} ${call.path}: no response within ${timeoutMs} ms`, {
+                throw new APITimeoutError(`${where}: no response from the Foldwise server within ${timeoutMs} ms`, {
                     cause: error,
                 });
             }
-            const message = error instanceof Error ? error.message : String(error);
-            throw new APIConnectionError(`${call.method} ${call.path}: ${message}`, { cause: error });
+            const cause = error instanceof Error ? connectionCause(error) : String(error);
+            throw new APIConnectionError(`${where}: could not reach the Foldwise server (${cause})`, {
+                cause: error,
+            });
         }
     }
     url(call) {
@@ -91,6 +95,11 @@ function parseBody(status, text) {
     catch {
         throw new InternalServerError(status, 'invalid_response', `HTTP ${status} with a body that is not JSON: ${text.slice(0, 200)}`);
     }
+}
+/** fetch's "fetch failed" with the system error under it (ECONNREFUSED, ENOTFOUND, …). */
+function connectionCause(error) {
+    const code = error.cause?.code;
+    return typeof code === 'string' ? `${error.message}: ${code}` : error.message;
 }
 function notSent(error) {
     const code = error.cause?.cause?.code;

@@ -162,3 +162,40 @@ export function fromResponsesItems(items: Json[]): Json[] {
   const callNames = new Map<string, string>();
   return items.map((item) => fromResponsesItem(item, callNames));
 }
+
+function comparableParts(content: unknown, textType: string): Json[] {
+  const parts: Json[] =
+    typeof content === 'string' ? [{ type: textType, text: content }] : (content as Json[]);
+  return parts.map((part) =>
+    part.type === 'input_text' || part.type === 'output_text'
+      ? { type: part.type, text: part.text }
+      : part.type === 'refusal'
+        ? { type: 'refusal', refusal: part.refusal }
+        : { type: part.type, image: part.image ?? part.image_url },
+  );
+}
+
+/**
+ * An Agents SDK item reduced to what it says: the fields Foldwise keeps, without the ones it
+ * adds or normalizes (`id`, `status`, `providerData`, a string `content` given as parts).
+ */
+export function comparable(item: Json): Json {
+  const type = item.type ?? 'message';
+  if (type === 'message') {
+    if (item.role === 'system') return { type, role: 'system', content: String(item.content) };
+    const textType = item.role === 'assistant' ? 'output_text' : 'input_text';
+    return { type, role: item.role, content: comparableParts(item.content, textType) };
+  }
+  if (type === 'function_call') {
+    return { type, callId: item.callId, name: item.name, arguments: item.arguments };
+  }
+  if (type === 'function_call_result') {
+    const parts: Json[] = [item.output].flat();
+    const output = typeof item.output === 'string' ? item.output : parts.map((p) => p.text).join('');
+    return { type, callId: item.callId, output };
+  }
+  if (type === 'reasoning') {
+    return { type, content: texts(item.content ?? [], 'input_text') };
+  }
+  return item;
+}

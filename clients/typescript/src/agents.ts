@@ -12,10 +12,17 @@
 // - popItem() removes exactly one item: a stored message holding several gives its last
 //   item, and the others are appended again. Folded messages cannot be popped (409).
 // - clearSession() starts a fresh context (POST …/clear); stored messages stay.
-import type { AgentInputItem, Session } from '@openai/agents';
-import { fromResponsesItems, toResponsesItem } from './agents-items.js';
+// - reportUsage(agent, result) reports a run's first model call for calibration.
+import type { Agent, AgentInputItem, FunctionTool, RunResult, Session } from '@openai/agents';
+import { comparable, fromResponsesItems, toResponsesItem } from './agents-items.js';
 import { FoldwiseClient } from './client.js';
-import { NoMessagesError, SessionExistsError, SessionNotFoundError } from './errors.js';
+import {
+  ConflictError,
+  FoldwiseError,
+  NoMessagesError,
+  SessionExistsError,
+  SessionNotFoundError,
+} from './errors.js';
 import type { ContextQuery, MessageInput, SessionCreate } from './types.js';
 
 export interface FoldwiseSessionOptions {
@@ -31,6 +38,8 @@ export class FoldwiseSession implements Session {
   readonly client: FoldwiseClient;
   private readonly sessionOptions: Omit<SessionCreate, 'id'>;
   private readonly contextOptions: ContextQuery;
+  /** How many items the last getItems served (reportUsage sends the rest of a run's input). */
+  private servedItems = 0;
 
   constructor(
     readonly sessionId: string,
@@ -49,7 +58,40 @@ export class FoldwiseSession implements Session {
     return this.sessionId;
   }
 
+  /**
+   * Reports the run's first model call to POST …/usage, so the model family calibrates: its
+   * input tokens, with what it carried beyond the context `getItems` served as `unserved`
+   * (`agent`'s instructions and function tools, the run's input). Call it after
+   * `run(agent, input, { session })`. Resolves to false, without throwing, when there is
+   * nothing to report or the report fails: calibration is a bonus.
+   */
+  async reportUsage(agent: Agent<any, any>, result: RunResult<any, any>): Promise<boolean> {
+    const inputTokens = result.rawResponses[0]?.usage.inputTokens;
+    if (!inputTokens) return false;
+    // The run's input starts with the history getItems served: the rest was not served.
+    const input = typeof result.input === 'string' ? [{ role: 'user', content: result.input }] : result.input;
+    const fresh = input.length >= this.servedItems ? input.slice(this.servedItems) : input;
+    const system = await agent.getSystemPrompt(result.runContext);
+    const unserved = {
+      messages: fresh.map((item) => toResponsesItem(item)),
+      tools: agent.tools.filter((tool) => tool.type === 'function').map(asResponsesTool),
+      ...(system ? { system } : {}),
+    };
+    try {
+      await this.client.reportUsage(this.sessionId, {
+        input_tokens: inputTokens,
+        model: this.contextOptions.model ?? null,
+        unserved,
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof FoldwiseError) return false;
+      throw error;
+    }
+  }
+
   async getItems(limit?: number): Promise<AgentInputItem[]> {
+    this.servedItems = 0;
     if (limit !== undefined && limit <= 0) return [];
     let context;
     try {
@@ -62,7 +104,9 @@ export class FoldwiseSession implements Session {
     if (typeof context.system === 'string' && context.system) {
       items.unshift({ type: 'message', role: 'system', content: context.system });
     }
-    return (limit === undefined ? items : items.slice(-limit)) as AgentInputItem[];
+    const served = limit === undefined ? items : items.slice(-limit);
+    this.servedItems = served.length;
+    return served as AgentInputItem[];
   }
 
   async addItems(items: AgentInputItem[]): Promise<void> {
@@ -78,18 +122,33 @@ export class FoldwiseSession implements Session {
   }
 
   async popItem(): Promise<AgentInputItem | undefined> {
-    let popped;
-    try {
-      popped = await this.client.popMessage(this.sessionId);
-    } catch (error) {
-      if (error instanceof NoMessagesError || error instanceof SessionNotFoundError) return undefined;
-      throw error;
+    let items: MessageInput[] = [];
+    while (items.length === 0) {
+      // A stored message that renders to no item (an empty one) is skipped.
+      try {
+        items = (await this.client.popMessage(this.sessionId)).items as MessageInput[];
+      } catch (error) {
+        if (error instanceof NoMessagesError || error instanceof SessionNotFoundError) return undefined;
+        // All that is left is before the clear marker: an empty session.
+        if (error instanceof ConflictError && error.code === 'message_cleared') return undefined;
+        throw error;
+      }
     }
-    const rest = popped.items.slice(0, -1);
-    // A reasoning item alone cannot be stored (nor sent): it goes with the item it preceded.
-    if (rest.some((item) => item.type !== 'reasoning'))
-      await this.client.appendMessages(this.sessionId, rest);
-    return fromResponsesItems(popped.items).at(-1) as AgentInputItem | undefined;
+    const newest = fromResponsesItems(items).at(-1) as AgentInputItem;
+    const rest = items.slice(0, -1);
+    // A reasoning item only exists as the prelude of the popped item: it goes with it.
+    while (rest.at(-1)?.type === 'reasoning') rest.pop();
+    if (rest.length > 0) await this.client.appendMessages(this.sessionId, rest);
+    return newest;
+  }
+
+  /**
+   * The SDK compares stored and expected history with this before it reconciles a resumed run:
+   * items reduced to what they say, as Foldwise gives back what it was given in equivalent
+   * shapes (a string `content` as parts, an assistant `status`, ids and provider data kept or not).
+   */
+  prepareHistoryItemsForPersistenceComparison(items: AgentInputItem[]): AgentInputItem[] {
+    return items.map((item) => comparable(item) as AgentInputItem);
   }
 
   async clearSession(): Promise<void> {
@@ -107,4 +166,10 @@ export class FoldwiseSession implements Session {
       if (!(error instanceof SessionExistsError)) throw error;
     }
   }
+}
+
+/** A function tool as the Responses API gets it. */
+function asResponsesTool(tool: FunctionTool<any, any, any>): Record<string, unknown> {
+  const { name, description, parameters, strict } = tool;
+  return { type: 'function', name, description, parameters, strict };
 }

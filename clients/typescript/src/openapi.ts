@@ -717,6 +717,13 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /**
+             * Items
+             * @description With format=openai_responses: the message as OpenAI Responses input items (one stored message may be several items), else null.
+             */
+            items?: {
+                [key: string]: unknown;
+            }[] | null;
         };
         /**
          * MessagesAppend
@@ -1038,6 +1045,23 @@ export interface components {
             /** Method */
             method: string | null;
         };
+        /**
+         * Unserved
+         * @description What a provider request carried beyond the served context: an agent's own
+         *     instructions and tools, input added after the context was read.
+         */
+        Unserved: {
+            /** System */
+            system?: string | null;
+            /** Messages */
+            messages?: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Tools */
+            tools?: {
+                [key: string]: unknown;
+            }[] | null;
+        };
         /** UsageReport */
         UsageReport: {
             /**
@@ -1050,6 +1074,8 @@ export interface components {
              * @description What the provider counted for the context.
              */
             input_tokens: number;
+            /** @description What the provider also counted beyond the last served context: Foldwise counts it as it counts a context and learns input_tokens against the sum. */
+            unserved?: components["schemas"]["Unserved"] | null;
         };
         /** UsageReportResponse */
         UsageReportResponse: {
@@ -1673,6 +1699,7 @@ export interface operations {
             query?: {
                 after_seq?: number;
                 limit?: number;
+                format?: "raw" | "openai_responses";
             };
             header?: never;
             path: {

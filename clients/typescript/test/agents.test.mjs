@@ -222,6 +222,42 @@ describe('FoldwiseSession with the Agents SDK runner', () => {
     assert.equal(items[3].output, 'rainy');
   });
 
+  it('reports the first model call of a run for calibration, with what was not served', async () => {
+    const reports = [];
+    const recording = client({
+      fetch: async (url, init) => {
+        if (String(url).endsWith('/usage')) reports.push(JSON.parse(init.body));
+        return fetch(url, init);
+      },
+    });
+    // gpt-3.5-turbo: a model family (cl100k_base) no other test of this suite reports usage for.
+    const session = new FoldwiseSession(uniqueId('usage'), {
+      client: recording,
+      sessionOptions: { model: 'gpt-3.5-turbo' },
+    });
+    const agent = agentWith(new FakeModel({ inputTokens: 150 }));
+    await run(agent, 'What is the weather in Oslo?', { session });
+    const second = await run(agent, 'Thanks!', { session });
+    assert.equal(await session.reportUsage(agent, second), true);
+
+    assert.equal(reports.length, 1);
+    const [report] = reports;
+    assert.equal(report.input_tokens, 150);
+    assert.equal(report.unserved.system, 'Answer briefly.');
+    assert.deepEqual(
+      report.unserved.tools.map((tool) => [tool.name, tool.strict]),
+      [['weather', true]],
+    );
+    assert.deepEqual(report.unserved.messages, [{ type: 'message', role: 'user', content: 'Thanks!' }]);
+    const { calibration } = (await recording.context(session.sessionId, { preview: true })).usage;
+    assert.equal(calibration.family, 'cl100k_base');
+    assert.ok(calibration.samples >= 1);
+
+    const silent = new FakeModel();
+    const noUsage = await run(agentWith(silent), 'Hello', { session });
+    assert.equal(await session.reportUsage(agent, noUsage), false, 'nothing counted: no report');
+  });
+
   it("replays the history through the SDK's own Responses model, on a fake Responses API", async () => {
     const api = await startFakeResponses();
     try {

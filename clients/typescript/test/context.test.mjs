@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConflictError, UnprocessableEntityError } from '../dist/index.js';
 import { client, transcript, uniqueId } from './support/foldwise.mjs';
+import { officialTypeErrors } from './support/openai-types.mjs';
 
 const READ_FILE = {
   name: 'read_file',
@@ -50,15 +51,51 @@ describe('context', () => {
     assert.equal(params.model, 'gpt-4o');
     assert.equal(params.instructions, 'Be brief.');
     assert.deepEqual(
-      params.input.map((item) => [item.type, item.role, item.content[0].type]),
+      params.input.map((item) => [item.type, item.role, typeof item.content]),
       [
-        ['message', 'user', 'input_text'],
-        ['message', 'assistant', 'output_text'],
+        ['message', 'user', 'object'], // input_text parts
+        ['message', 'assistant', 'string'], // the easy form: no id was posted
       ],
     );
     assert.equal(params.tools[0].type, 'function');
     assert.equal(params.tools[0].name, 'read_file');
+    assert.equal(params.tools[0].strict, false, 'as strict as its source: not unless it says so');
+    assert.equal(await officialTypeErrors(params), '');
     assert.throws(() => context.anthropicParams(), /format 'anthropic'/);
+  });
+
+  it('serves items of every stored shape that compile as the openai ResponseInputItem type', async () => {
+    const image = { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } };
+    const { foldwise, id } = await sessionWith([
+      { role: 'user', content: [image, { type: 'text', text: 'What is this?' }] },
+      { role: 'assistant', content: 'Anthropic-shaped answer.' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Read it.' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Reading.', annotations: [] }],
+      },
+      { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'read_file', arguments: '{"path": "a"}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'contents' },
+      { role: 'assistant', tool_calls: [], content: 'Chat-shaped answer.' },
+    ]);
+    await foldwise.summarize(id, { strategy: 'rule' });
+    const context = await foldwise.context(id, {
+      format: 'openai_responses',
+      summary_placement: 'messages',
+      keep_recent: 8,
+    });
+    assert.equal(await officialTypeErrors(context.openaiResponsesParams()), '');
+  });
+
+  it("fails the openai types' check with items they refuse (the check's own control)", async () => {
+    const bare = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'x' }] };
+    assert.match(await officialTypeErrors({ input: [bare] }), /error TS/);
+    const loose = { type: 'function', name: 'f', parameters: {} };
+    assert.match(await officialTypeErrors({ tools: [loose] }), /strict/);
   });
 
   it('folds older messages into a summary under a small budget', async () => {

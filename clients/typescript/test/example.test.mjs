@@ -123,6 +123,25 @@ describe('README and examples/node-handler.mjs', () => {
     assert.equal(after.family, 'anthropic');
   });
 
+  it('stores a turn retried after a provider failure once, by its turn_id', async () => {
+    const sessionId = uniqueId('example');
+    anthropic.failNext(1);
+    const failed = await post({ session_id: sessionId, message: 'Try me', turn_id: 't1' });
+    assert.equal(failed.status, 502);
+    assert.deepEqual(await post({ session_id: sessionId, message: 'Try me', turn_id: 't1' }), {
+      status: 200,
+      body: { reply: 'echo: Try me' },
+    });
+    const stored = await tenant().listMessages(sessionId);
+    assert.deepEqual(
+      stored.messages.map((m) => [m.role, m.client_id]),
+      [
+        ['user', 't1:user'],
+        ['assistant', 't1:assistant'],
+      ],
+    );
+  });
+
   it("runs the README's snippet as written", () => {
     writeFileSync(join(folder, 'quickstart.mjs'), readmeSnippet());
     const output = execFileSync(process.execPath, ['quickstart.mjs'], {

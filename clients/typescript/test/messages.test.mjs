@@ -65,6 +65,14 @@ describe('messages', () => {
     const seqs = [];
     for await (const message of foldwise.iterMessages(id, { limit: 2 })) seqs.push(message.seq);
     assert.deepEqual(seqs, [1, 2, 3, 4, 5, 6]);
+
+    assert.equal(page.messages[0].items, null);
+    const asItems = await foldwise.listMessages(id, { limit: 2, format: 'openai_responses' });
+    assert.deepEqual(
+      asItems.messages.map((m) => m.items.map((item) => [item.type, item.role])),
+      [[['message', 'user']], [['message', 'assistant']]],
+    );
+    assert.equal(asItems.messages[1].items[0].content, page.messages[1].content);
   });
 
   it('returns a known client_id as a duplicate and stores nothing', async () => {

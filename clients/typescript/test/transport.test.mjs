@@ -138,6 +138,9 @@ describe('retries', () => {
     assert.ok(error instanceof APIConnectionError);
     assert.equal(error.cause.cause.code, 'ECONNREFUSED');
     assert.equal(attempts.length, 3);
+    const where = `DELETE http://127.0.0.1:${port}/sessions/s1/messages/last`;
+    assert.ok(error.message.startsWith(`${where}: could not reach the Foldwise server`), error.message);
+    assert.match(error.message, /ECONNREFUSED/);
   });
 });
 
@@ -150,6 +153,7 @@ describe('timeouts and cancellation', () => {
       .catch((e) => e);
     assert.ok(error instanceof APITimeoutError, String(error));
     assert.ok(error instanceof APIConnectionError);
+    assert.match(error.message, new RegExp(`^GET ${fake.url}/models: no response from the Foldwise server`));
     assert.ok(Date.now() - started < 1900, 'did not wait for the slow answer');
     assert.equal(fake.requests.length, 2);
   });

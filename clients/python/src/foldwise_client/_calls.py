@@ -14,6 +14,7 @@ from foldwise_client.types import (
     AppendResult,
     ContextSettings,
     Format,
+    MessageFormat,
     MessagePage,
     ModelInfo,
     PoppedMessage,
@@ -133,8 +134,10 @@ def append_messages(session_id: str, messages: Sequence[Mapping[str, Any]]) -> C
     return Call("POST", _session_path(session_id, "messages"), _as(AppendResult), body=body)
 
 
-def list_messages(session_id: str, after_seq: int | None, limit: int | None) -> Call[MessagePage]:
-    params = _given(after_seq=after_seq, limit=limit)
+def list_messages(
+    session_id: str, after_seq: int | None, limit: int | None, format: MessageFormat | None
+) -> Call[MessagePage]:
+    params = _given(after_seq=after_seq, limit=limit, format=format)
     return Call("GET", _session_path(session_id, "messages"), _as(MessagePage), params=params)
 
 
@@ -216,8 +219,10 @@ def clear(session_id: str) -> Call[Session]:
     return Call("POST", _session_path(session_id, "clear"), _as(Session), idempotent=False)
 
 
-def report_usage(session_id: str, input_tokens: int, model: str | None) -> Call[UsageReportResult]:
-    body = _given(input_tokens=input_tokens, model=model)
+def report_usage(
+    session_id: str, input_tokens: int, model: str | None, unserved: Mapping[str, Any] | None
+) -> Call[UsageReportResult]:
+    body = _given(input_tokens=input_tokens, model=model, unserved=unserved)
     path = _session_path(session_id, "usage")
     # Not idempotent: each report moves the calibration ratio.
     return Call("POST", path, _as(UsageReportResult), body=body, idempotent=False)

@@ -68,9 +68,12 @@ def backoff_s(attempt: int, response: httpx.Response | None = None) -> float:
     return min(0.25 * 2.0**attempt, MAX_RETRY_AFTER_S)
 
 
-def connection_error(error: httpx.TransportError) -> APIConnectionError:
+def connection_error(call: Call[Any], url: str, error: httpx.TransportError) -> APIConnectionError:
+    """Names the server (the URL) that could not be reached: the first thing to check."""
     cls = APITimeoutError if isinstance(error, httpx.TimeoutException) else APIConnectionError
-    return cls(f"{type(error).__name__}: {error}")
+    problem = "no response from" if cls is APITimeoutError else "could not reach"
+    cause = f"{type(error).__name__}: {error}"
+    return cls(f"{call.method} {url}: {problem} the Foldwise server ({cause})")
 
 
 def result(call: Call[T], response: httpx.Response, attempt: int = 0) -> T:

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
 from typing import Any, TypeVar, Unpack
 
 import httpx
 
 from foldwise_client import _calls, _transport
 from foldwise_client._calls import UNSET, Call
+from foldwise_client._loops import AsyncClosable, ClientPerLoop
 from foldwise_client.context import Context
 from foldwise_client.types import (
     AppendResult,
     ContextSettings,
     Format,
+    MessageFormat,
     MessagePage,
     ModelInfo,
     PoppedMessage,
@@ -36,10 +37,13 @@ from foldwise_client.types import (
 T = TypeVar("T")
 
 
-class AsyncFoldwise:
+class AsyncFoldwise(AsyncClosable):
     """A Foldwise server. `base_url` defaults to `$FOLDWISE_BASE_URL`, else
     http://127.0.0.1:8000; `api_key` to `$FOLDWISE_API_KEY`. Retries 503 answers and
-    connection errors (`max_retries` times, see `_transport.may_retry_error`)."""
+    connection errors (`max_retries` times, see `_transport.may_retry_error`).
+
+    Usable from any event loop and thread at once: connections are pooled per loop
+    (`_loops.ClientPerLoop`) and closed with their loop, or by `close()` / `async with`."""
 
     def __init__(
         self,
@@ -52,35 +56,27 @@ class AsyncFoldwise:
     ) -> None:
         self.base_url = _transport.base_url_or_env(base_url)
         self.max_retries = max_retries
-        self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=timeout)
+        self.api_key, self.timeout = api_key, timeout  # as given (None: the environment's)
+        self._given_http = http_client
+        self._http = ClientPerLoop(lambda: httpx.AsyncClient(timeout=timeout))
         self._headers = _transport.headers(api_key)
 
     async def close(self) -> None:
-        if self._owns_http:
-            await self._http.aclose()
-
-    async def __aenter__(self) -> AsyncFoldwise:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
+        """Closes the connections this client opened, on every event loop (an `http_client`
+        given to it stays open). The client stays usable: a later call connects again."""
+        await self._http.aclose()
 
     async def _run(self, call: Call[T]) -> T:
         url = self.base_url + call.path
         args = _transport.request_args(call)
+        http = self._given_http or await self._http.current()
         attempt = 0
         while True:
             try:
-                response = await self._http.request(call.method, url, headers=self._headers, **args)
+                response = await http.request(call.method, url, headers=self._headers, **args)
             except httpx.TransportError as error:
                 if attempt >= self.max_retries or not _transport.may_retry_error(call, error):
-                    raise _transport.connection_error(error) from error
+                    raise _transport.connection_error(call, url, error) from error
                 await asyncio.sleep(_transport.backoff_s(attempt))
             else:
                 if attempt >= self.max_retries or not _transport.may_retry_response(response):
@@ -171,16 +167,29 @@ class AsyncFoldwise:
         return await self._run(_calls.append_messages(session_id, messages))
 
     async def list_messages(
-        self, session_id: str, *, after_seq: int | None = None, limit: int | None = None
+        self,
+        session_id: str,
+        *,
+        after_seq: int | None = None,
+        limit: int | None = None,
+        format: MessageFormat | None = None,
     ) -> MessagePage:
-        return await self._run(_calls.list_messages(session_id, after_seq, limit))
+        """`format="openai_responses"`: each message also as Responses input items (`items`)."""
+        return await self._run(_calls.list_messages(session_id, after_seq, limit, format))
 
     async def iter_messages(
-        self, session_id: str, *, after_seq: int = 0, page_size: int = 500
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        page_size: int = 500,
+        format: MessageFormat | None = None,
     ) -> AsyncIterator[StoredMessage]:
         cursor: int | None = after_seq
         while cursor is not None:
-            page = await self.list_messages(session_id, after_seq=cursor, limit=page_size)
+            page = await self.list_messages(
+                session_id, after_seq=cursor, limit=page_size, format=format
+            )
             for message in page["messages"]:
                 yield message
             cursor = page["next_after_seq"]
@@ -248,9 +257,16 @@ class AsyncFoldwise:
         return await self._run(_calls.clear(session_id))
 
     async def report_usage(
-        self, session_id: str, input_tokens: int, *, model: str | None = None
+        self,
+        session_id: str,
+        input_tokens: int,
+        *,
+        model: str | None = None,
+        unserved: Mapping[str, Any] | None = None,
     ) -> UsageReportResult:
-        return await self._run(_calls.report_usage(session_id, input_tokens, model))
+        """`unserved`: what the provider request carried beyond the last context served
+        (`system`, `messages`, `tools`: an agent's own instructions and tools, new input)."""
+        return await self._run(_calls.report_usage(session_id, input_tokens, model, unserved))
 
     # Stateless
 

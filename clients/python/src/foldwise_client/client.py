@@ -16,6 +16,7 @@ from foldwise_client.types import (
     AppendResult,
     ContextSettings,
     Format,
+    MessageFormat,
     MessagePage,
     ModelInfo,
     PoppedMessage,
@@ -52,6 +53,7 @@ class Foldwise:
     ) -> None:
         self.base_url = _transport.base_url_or_env(base_url)
         self.max_retries = max_retries
+        self.api_key, self.timeout = api_key, timeout  # as given (None: the environment's)
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout)
         self._headers = _transport.headers(api_key)
@@ -80,7 +82,7 @@ class Foldwise:
                 response = self._http.request(call.method, url, headers=self._headers, **args)
             except httpx.TransportError as error:
                 if attempt >= self.max_retries or not _transport.may_retry_error(call, error):
-                    raise _transport.connection_error(error) from error
+                    raise _transport.connection_error(call, url, error) from error
                 time.sleep(_transport.backoff_s(attempt))
             else:
                 if attempt >= self.max_retries or not _transport.may_retry_response(response):
@@ -168,16 +170,27 @@ class Foldwise:
         return self._run(_calls.append_messages(session_id, messages))
 
     def list_messages(
-        self, session_id: str, *, after_seq: int | None = None, limit: int | None = None
+        self,
+        session_id: str,
+        *,
+        after_seq: int | None = None,
+        limit: int | None = None,
+        format: MessageFormat | None = None,
     ) -> MessagePage:
-        return self._run(_calls.list_messages(session_id, after_seq, limit))
+        """`format="openai_responses"`: each message also as Responses input items (`items`)."""
+        return self._run(_calls.list_messages(session_id, after_seq, limit, format))
 
     def iter_messages(
-        self, session_id: str, *, after_seq: int = 0, page_size: int = 500
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        page_size: int = 500,
+        format: MessageFormat | None = None,
     ) -> Iterator[StoredMessage]:
         cursor: int | None = after_seq
         while cursor is not None:
-            page = self.list_messages(session_id, after_seq=cursor, limit=page_size)
+            page = self.list_messages(session_id, after_seq=cursor, limit=page_size, format=format)
             yield from page["messages"]
             cursor = page["next_after_seq"]
 
@@ -244,9 +257,16 @@ class Foldwise:
         return self._run(_calls.clear(session_id))
 
     def report_usage(
-        self, session_id: str, input_tokens: int, *, model: str | None = None
+        self,
+        session_id: str,
+        input_tokens: int,
+        *,
+        model: str | None = None,
+        unserved: Mapping[str, Any] | None = None,
     ) -> UsageReportResult:
-        return self._run(_calls.report_usage(session_id, input_tokens, model))
+        """`unserved`: what the provider request carried beyond the last context served
+        (`system`, `messages`, `tools`: an agent's own instructions and tools, new input)."""
+        return self._run(_calls.report_usage(session_id, input_tokens, model, unserved))
 
     # Stateless
 

@@ -12,8 +12,9 @@ Messages are stored with their LangChain id as `client_id`, so posting one twice
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
@@ -22,37 +23,55 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from foldwise_client._lc_messages import client_id_of, to_foldwise, to_langchain
 from foldwise_client.async_client import AsyncFoldwise
 from foldwise_client.client import Foldwise
-from foldwise_client.errors import SessionExistsError, SessionNotFoundError
+from foldwise_client.errors import FoldwiseError, SessionExistsError, SessionNotFoundError
 
 MAX_BATCH = 1000  # the server's largest append
+logger = logging.getLogger(__name__)
+
+
+Client = TypeVar("Client", Foldwise, AsyncFoldwise)
+
+
+class AdapterOptions(TypedDict, total=False):
+    """What every LangChain adapter takes: the clients (sync calls use `client`, async ones
+    `async_client`), how a missing session is created (`model`, `system_prompt`, `tools`,
+    `settings`, `metadata`) and the query of every context read (`max_tokens`, `model`, any
+    context setting)."""
+
+    client: Foldwise | None
+    async_client: AsyncFoldwise | None
+    session_options: Mapping[str, Any] | None
+    context_options: Mapping[str, Any] | None
+
+
+def _like(given: Foldwise | AsyncFoldwise | None, cls: type[Client]) -> Client:
+    if given is None:
+        return cls()
+    return cls(given.base_url, given.api_key, timeout=given.timeout, max_retries=given.max_retries)
 
 
 class _Sessions:
     """The clients and options shared by the adapters; creates a missing session on first
     write with `session_options` (model, system_prompt, tools, settings, metadata)."""
 
-    def __init__(
-        self,
-        client: Foldwise | None,
-        async_client: AsyncFoldwise | None,
-        session_options: Mapping[str, Any] | None,
-        context_options: Mapping[str, Any] | None,
-    ) -> None:
-        self._client = client
-        self._async_client = async_client
-        self.session_options = dict(session_options or {})
-        self.context_options = {**(context_options or {}), "format": "openai"}
+    def __init__(self, options: AdapterOptions) -> None:
+        self._client = options.get("client")
+        self._async_client = options.get("async_client")
+        self.session_options = dict(options.get("session_options") or {})
+        self.context_options = {**(options.get("context_options") or {}), "format": "openai"}
 
     @property
     def client(self) -> Foldwise:
+        """`client=`, else one like `async_client=` (same server, key, timeout, retries),
+        else the environment's; `async_client` the same the other way round."""
         if self._client is None:
-            self._client = Foldwise()
+            self._client = _like(self._async_client, Foldwise)
         return self._client
 
     @property
     def async_client(self) -> AsyncFoldwise:
         if self._async_client is None:
-            self._async_client = AsyncFoldwise()
+            self._async_client = _like(self._client, AsyncFoldwise)
         return self._async_client
 
     def append(self, session_id: str, payload: list[dict[str, Any]]) -> None:
@@ -74,6 +93,23 @@ class _Sessions:
                 with contextlib.suppress(SessionExistsError):
                     await self.async_client.create_session(session_id, **self.session_options)
                 await self.async_client.append_messages(session_id, batch)
+
+    def report_usage(self, session_id: str, tokens: int, unserved: Mapping[str, Any]) -> None:
+        """Calibration is a bonus: a report that fails is logged, never raised."""
+        model = self.context_options.get("model")
+        try:
+            self.client.report_usage(session_id, tokens, model=model, unserved=unserved)
+        except FoldwiseError as error:
+            logger.warning("usage report for session %r failed: %s", session_id, error)
+
+    async def areport_usage(
+        self, session_id: str, tokens: int, unserved: Mapping[str, Any]
+    ) -> None:
+        model = self.context_options.get("model")
+        try:
+            await self.async_client.report_usage(session_id, tokens, model=model, unserved=unserved)
+        except FoldwiseError as error:
+            logger.warning("usage report for session %r failed: %s", session_id, error)
 
     def context(self, session_id: str) -> list[BaseMessage]:
         try:
@@ -99,17 +135,9 @@ class FoldwiseChatMessageHistory(BaseChatMessageHistory):
     messages stay (`Foldwise.delete_session` removes them).
     """
 
-    def __init__(
-        self,
-        session_id: str,
-        *,
-        client: Foldwise | None = None,
-        async_client: AsyncFoldwise | None = None,
-        session_options: Mapping[str, Any] | None = None,
-        context_options: Mapping[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, session_id: str, **options: Unpack[AdapterOptions]) -> None:
         self.session_id = session_id
-        self._sessions = _Sessions(client, async_client, session_options, context_options)
+        self._sessions = _Sessions(options)
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]  # a property by design
@@ -145,17 +173,9 @@ class FoldwiseHook:
     messages travels with it.
     """
 
-    def __init__(
-        self,
-        session_id: str | None = None,
-        *,
-        client: Foldwise | None = None,
-        async_client: AsyncFoldwise | None = None,
-        session_options: Mapping[str, Any] | None = None,
-        context_options: Mapping[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, session_id: str | None = None, **options: Unpack[AdapterOptions]) -> None:
         self.session_id = session_id
-        self._sessions = _Sessions(client, async_client, session_options, context_options)
+        self._sessions = _Sessions(options)
         self._stored: dict[str, set[str]] = {}
         self.pre_model_hook = RunnableLambda(
             self._pre, afunc=self._apre, name="foldwise_pre_model_hook"
@@ -187,7 +207,8 @@ class FoldwiseHook:
                 payload += to_foldwise([message], state_position=position)
         return ids, payload
 
-    def _store(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
+    def store(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
+        """Appends the state's messages not stored yet; returns the session id."""
         session_id = self._session(config)
         ids, payload = self._unstored(session_id, state)
         if payload:
@@ -195,7 +216,7 @@ class FoldwiseHook:
         self._stored[session_id].update(ids)
         return session_id
 
-    async def _astore(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
+    async def astore(self, state: Mapping[str, Any], config: RunnableConfig | None) -> str:
         session_id = self._session(config)
         ids, payload = self._unstored(session_id, state)
         if payload:
@@ -203,18 +224,30 @@ class FoldwiseHook:
         self._stored[session_id].update(ids)
         return session_id
 
+    def context(self, session_id: str) -> list[BaseMessage]:
+        """The session's folded context as LangChain messages ([] before the first store)."""
+        return self._sessions.context(session_id)
+
+    async def acontext(self, session_id: str) -> list[BaseMessage]:
+        return await self._sessions.acontext(session_id)
+
+    @property
+    def sessions(self) -> _Sessions:
+        """The clients and options this hook uses (for `FoldwiseMiddleware`)."""
+        return self._sessions
+
     def _pre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        session_id = self._store(state, config)
+        session_id = self.store(state, config)
         return {"llm_input_messages": self._sessions.context(session_id)}
 
     async def _apre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        session_id = await self._astore(state, config)
+        session_id = await self.astore(state, config)
         return {"llm_input_messages": await self._sessions.acontext(session_id)}
 
     def _post(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        self._store(state, config)
+        self.store(state, config)
         return {}
 
     async def _apost(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        await self._astore(state, config)
+        await self.astore(state, config)
         return {}

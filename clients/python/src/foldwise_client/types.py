@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 Format = Literal["anthropic", "openai", "openai_responses", "raw"]
+MessageFormat = Literal["raw", "openai_responses"]
 SummarizeMode = Literal["auto", "never", "force"]
 Strategy = Literal["auto", "rule", "llm", "hybrid"]
 SummaryPlacement = Literal["system", "messages"]
@@ -74,7 +75,7 @@ class AppendResult(TypedDict):
     messages: list[AppendedMessage]
 
 
-class StoredMessage(TypedDict):
+class _StoredFields(TypedDict):
     id: str
     seq: int
     role: str
@@ -88,7 +89,12 @@ class StoredMessage(TypedDict):
     created_at: str
 
 
-class PoppedMessage(StoredMessage):
+class StoredMessage(_StoredFields):
+    # list_messages(format="openai_responses"): the message as Responses input items; else None.
+    items: list[dict[str, Any]] | None
+
+
+class PoppedMessage(_StoredFields):
     """`DELETE …/messages/last`: the removed message and its rendering as Responses items."""
 
     items: list[dict[str, Any]]

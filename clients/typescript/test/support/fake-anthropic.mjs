@@ -1,5 +1,6 @@
 // A fake Anthropic Messages API on 127.0.0.1: answers every POST /v1/messages with
-// "echo: <the last user text>" and records each request (headers and parsed body).
+// "echo: <the last user text>" and records each request (headers and parsed body); failNext(n)
+// makes the next n requests fail as an overloaded API does.
 import { createServer } from 'node:http';
 
 function lastUserText(messages) {
@@ -13,11 +14,17 @@ function lastUserText(messages) {
 
 export async function startFakeAnthropic({ inputTokens = 321 } = {}) {
   const requests = [];
+  let failures = 0;
   const server = createServer(async (request, response) => {
     const chunks = [];
     for await (const chunk of request) chunks.push(chunk);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     requests.push({ method: request.method, url: request.url, headers: request.headers, body });
+    if (failures > 0) {
+      failures -= 1;
+      response.writeHead(529, { 'content-type': 'application/json' });
+      return response.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error' } }));
+    }
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(
       JSON.stringify({
@@ -40,6 +47,10 @@ export async function startFakeAnthropic({ inputTokens = 321 } = {}) {
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     requests,
+    /** The next `count` requests answer 529 overloaded_error. */
+    failNext: (count) => {
+      failures = count;
+    },
     close: () => {
       server.closeAllConnections();
       return new Promise((done) => server.close(done));

@@ -12,13 +12,25 @@ function text(item) {
 export class FakeModel {
   requests = [];
   #calls = 0;
+  #inputTokens;
+
+  /** `inputTokens`: what each response reports the provider counted (default: no usage). */
+  constructor({ inputTokens = 0 } = {}) {
+    this.#inputTokens = inputTokens;
+  }
 
   async getResponse(request) {
     this.requests.push(structuredClone(request.input));
     const last = Array.isArray(request.input)
       ? request.input.at(-1)
       : { role: 'user', content: request.input };
-    return { usage: new Usage(), output: [this.#answer(last)], responseId: `resp_${this.requests.length}` };
+    const usage = new Usage({
+      requests: 1,
+      inputTokens: this.#inputTokens,
+      outputTokens: 1,
+      totalTokens: this.#inputTokens + 1,
+    });
+    return { usage, output: [this.#answer(last)], responseId: `resp_${this.requests.length}` };
   }
 
   async *getStreamedResponse() {
