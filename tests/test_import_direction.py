@@ -69,3 +69,76 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
         "from app.core.content import Content\n\n\ndef f():\n    from app.engine import types\n"
     )
     assert upward_imports(tmp_path) == ["tokens/probe.py:5 imports app.engine"]
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """Groups of app modules that import one another, directly or through others (every
+    import counts: a function-level import only hides a cycle)."""
+    modules = {
+        ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(
+            ".__init__"
+        ): path
+        for path in root.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return _strongly_connected(graph)
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's components of more than one module, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert import_cycles(ROOT) == []
+
+
+def test_the_check_sees_a_hidden_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "app" / "engine"
+    package.mkdir(parents=True)
+    (package / "render.py").write_text("def f():\n    from app.engine import responses\n")
+    (package / "responses.py").write_text("from app.engine.render import f\n")
+    (package / "text.py").write_text("from app.engine.render import f\n")
+    assert import_cycles(tmp_path / "app") == [["app.engine.render", "app.engine.responses"]]

@@ -40,6 +40,21 @@ from typing import Any, Literal
 
 from app.core.content import Block
 from app.core.context_settings import SummaryPlacement
+from app.engine.entries import (
+    DROPPED_IN_ANTHROPIC,
+    DROPPED_IN_OPENAI,
+    DROPPED_IN_RESPONSES,
+    EMPTY_RESULT_TEXT,
+    INTERNAL_ARGUMENTS,
+    INTERNAL_ITEM,
+    INTERNAL_STRING,
+    Entry,
+    as_entry,
+    image_url,
+    text_block,
+    without,
+)
+from app.engine.responses import to_items
 from app.engine.text import block_text, content_text
 from app.engine.types import Message
 from app.engine.units import rebuild
@@ -52,15 +67,6 @@ SUMMARY_PAIR_HEADER = "[Summary of earlier conversation]\n"
 SUMMARY_ACK = "Understood."
 CONTINUATION_TEXT = "(conversation continues)"
 SYSTEM_NOTE_PREFIX = "[system] "
-EMPTY_RESULT_TEXT = "(no output)"
-# Private reasoning (with its signature) is only valid sent back to Anthropic as a block.
-THINKING: frozenset[str] = frozenset({"thinking", "redacted_thinking"})
-# A Responses reasoning item (its encrypted_content) is only valid sent back to OpenAI's
-# Responses API.
-REASONING = "reasoning"
-DROPPED_IN_OPENAI: frozenset[str] = THINKING | {REASONING}
-DROPPED_IN_ANTHROPIC: frozenset[str] = frozenset({REASONING})
-DROPPED_IN_RESPONSES: frozenset[str] = THINKING
 # Sources of output messages Foldwise adds itself (not stored messages).
 SYNTHETIC_SYSTEM = "system"
 SYNTHETIC_SUMMARY = "summary"
@@ -69,15 +75,6 @@ SYNTHETIC_CONTINUATION = "continuation"
 SYNTHETIC: frozenset[str] = frozenset(
     {SYNTHETIC_SYSTEM, SYNTHETIC_SUMMARY, SYNTHETIC_SUMMARY_ACK, SYNTHETIC_CONTINUATION}
 )
-
-# Engine-internal block keys, removed before anything is sent.
-INTERNAL_STRING = "_string"
-INTERNAL_ARGUMENTS = "_arguments"
-# The `id` / `status` a Responses item was posted with, on the block it became.
-INTERNAL_ITEM = "_item"
-ITEM_KEYS = ("id", "status")
-# (role, Anthropic-style blocks, source: stored message id or a SYNTHETIC tag)
-Entry = tuple[str, list[Block], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,17 +212,15 @@ def render(
     entries: list[Entry] = []
     if pair:
         entries += [
-            ("user", [_text(pair[0])], SYNTHETIC_SUMMARY),
-            ("assistant", [_text(pair[1])], SYNTHETIC_SUMMARY_ACK),
+            ("user", [text_block(pair[0])], SYNTHETIC_SUMMARY),
+            ("assistant", [text_block(pair[1])], SYNTHETIC_SUMMARY_ACK),
         ]
     entries += _relocate_results([as_entry(m) for m in messages])
     if fmt == "anthropic":
-        out = _anthropic(_without(entries, DROPPED_IN_ANTHROPIC))
+        out = _anthropic(without(entries, DROPPED_IN_ANTHROPIC))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
     if fmt == "openai_responses":
-        from app.engine.responses import to_items  # it builds on this module's entries
-
-        out = to_items(_without(entries, DROPPED_IN_RESPONSES))
+        out = to_items(without(entries, DROPPED_IN_RESPONSES))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
     head = [({"role": "system", "content": system}, SYNTHETIC_SYSTEM)] if system else []
     out = head + _openai(entries)
@@ -240,81 +235,6 @@ def _raw(message: Message) -> dict[str, Any]:
         out["tool_calls"] = [dict(c) for c in message.tool_calls]
     if message.tool_call_id:
         out["tool_call_id"] = message.tool_call_id
-    return out
-
-
-def _text(text: str) -> Block:
-    return {"type": "text", "text": text}
-
-
-def as_entry(message: Message) -> Entry:
-    """One message as (role, Anthropic-style blocks, source), calls as tool_use blocks."""
-    posted = _posted_items(message)
-    if message.role == "tool":
-        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
-        if "output" in posted:
-            result[INTERNAL_ITEM] = posted["output"]
-        return "user", [{**result, "content": message.content}], message.id
-    content = message.content
-    if isinstance(content, str):  # remembered so anthropic sends it back as a string
-        blocks = [{**_text(content), INTERNAL_STRING: True}]
-    else:
-        blocks = [dict(b) for b in content]
-        for position, block in enumerate(blocks):
-            if position in posted:
-                block[INTERNAL_ITEM] = posted[position]
-    blocks = [
-        b for b in blocks if not (b.get("type") == "text" and not str(b.get("text", "")).strip())
-    ]
-    for call in message.tool_calls or ():
-        raw_function = call.get("function")
-        function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
-        arguments = str(function.get("arguments", "") or "")
-        try:
-            parsed = json.loads(arguments) if arguments else {}
-        except ValueError:
-            parsed = None
-        tool_input = parsed if isinstance(parsed, dict) else {"_raw": arguments}
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": call.get("id"),
-                "name": function.get("name", ""),
-                "input": tool_input,
-                INTERNAL_ARGUMENTS: arguments,
-            }
-        )
-        if call.get("id") in posted:
-            blocks[-1][INTERNAL_ITEM] = posted[call["id"]]
-    return ("user" if message.role == "system" else message.role), blocks, message.id
-
-
-def _posted_items(message: Message) -> dict[Any, dict[str, Any]]:
-    """`id` / `status` of the Responses items a message was posted as (app/engine/items.py),
-    by where they went: a call id, a content position, or "output" for a tool message."""
-    extra = message.metadata.get("extra")
-    records = extra.get("items") if isinstance(extra, Mapping) else None
-    found: dict[Any, dict[str, Any]] = {}
-    for record in records if isinstance(records, list) else ():
-        keys = {k: record[k] for k in ITEM_KEYS if isinstance(record, Mapping) and k in record}
-        if not keys:
-            continue
-        if record.get("type") == "function_call_output":
-            found["output"] = keys
-        elif isinstance(record.get("call_id"), str):
-            found[record["call_id"]] = keys
-        elif isinstance(record.get("block"), int):
-            found[record["block"]] = keys
-    return found
-
-
-def _without(entries: list[Entry], dropped: frozenset[str]) -> list[Entry]:
-    """Entries without the blocks a format cannot carry; an entry left empty is left out."""
-    out: list[Entry] = []
-    for role, blocks, source in entries:
-        kept = [b for b in blocks if b.get("type") not in dropped]
-        if kept:
-            out.append((role, kept if len(kept) < len(blocks) else blocks, source))
     return out
 
 
@@ -440,14 +360,3 @@ def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
         else:
             parts.append({"type": "text", "text": block_text(block) or f"[{kind}]"})
     return parts
-
-
-def image_url(block: Block) -> str | None:
-    source = block.get("source")
-    if not isinstance(source, Mapping):
-        return None
-    if source.get("type") == "url" and source.get("url"):
-        return str(source["url"])
-    if source.get("type") == "base64" and source.get("data"):
-        return f"data:{source.get('media_type', 'image/png')};base64,{source['data']}"
-    return None

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.content import Block
-from app.engine.render import (
+from app.engine.entries import (
     DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
     INTERNAL_ARGUMENTS,
