@@ -53,6 +53,19 @@ class ExplainItem(BaseModel):
     tokens: int
 
 
+class DryRunRead(BaseModel):
+    """What a dry run (`dry_run=true`) found about the fold the same request would make."""
+
+    fold: Literal["none", "computed", "skipped"] = Field(
+        description="none: the next request does not fold. computed: it does, and this "
+        "response is the context after that fold (summary computed by the rule summarizer, "
+        "not stored). skipped: it does, with an external model a dry run never calls; this "
+        "response is the fitted context from before the fold (POST …/summarize folds now)."
+    )
+    messages_folded: int = Field(description="Messages the fold reads (0 when none).")
+    strategy: str | None = Field(description="The summarizer strategy the fold uses.")
+
+
 class ContextResponse(BaseModel):
     session_id: str
     model: str
@@ -71,6 +84,7 @@ class ContextResponse(BaseModel):
     summarized: bool
     warnings: list[str]
     explain: list[ExplainItem] | None = Field(None, description="Only with explain=true.")
+    dry_run: DryRunRead | None = Field(None, description="Only with dry_run=true.")
 
 
 class ContextQuery(QueryOverrides):
@@ -88,4 +102,9 @@ class ContextQuery(QueryOverrides):
         False,
         description="Look only: implies summarize=never and leaves the session untouched "
         "(no fold, and the served context is not recorded for usage.cache or POST …/usage).",
+    )
+    dry_run: bool = Field(
+        False,
+        description="The context the same request without dry_run would serve, fold included, "
+        "with nothing stored (no summary, lease or record); see the response's `dry_run`.",
     )

@@ -20,7 +20,7 @@ import asyncio
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -62,6 +62,7 @@ from app.services.prompt_cache import (
     settings_fingerprint,
 )
 from app.services.sessions import summary_state
+from app.summarizers.factory import has_llm, resolve_strategy
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
 
@@ -99,6 +100,7 @@ class ContextOptions:
     focus: str | None = None
     trigger: str | None = None  # history-row trigger; default from the mode
     record_served: bool = True  # remember the estimate for POST …/usage (not for a manual fold)
+    dry_run: bool = False  # the fold this request would make, computed and never stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,20 @@ class Served:
     shape changed, else the record it extends."""
     settled: bool
     """No fold left to make: the same request again serves this context, unfolded."""
+    dry_run: DryRunFold
+    """With `dry_run`: the fold the next request makes, and whether this context shows it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunFold:
+    """What a dry run did about the fold the request would make: `none` (no fold is due),
+    `computed` (folded in memory: the context shown is the one after it) or `skipped` (the
+    summarizer is an external model, never called by a dry run: the context shown is the
+    fitted one, from before the fold)."""
+
+    fold: Literal["none", "computed", "skipped"]
+    messages_folded: int = 0
+    strategy: str | None = None
 
 
 def _small(snapshot: Snapshot) -> bool:
@@ -214,9 +230,10 @@ class ContextAssembler:
         """The context for `session_id`, folding first when the budget requires it. `base`, a
         snapshot a context of the same query was assembled from, spares reading again the
         messages it holds when the session only had appends since."""
-        mode, fold, folded = options.mode, None, 0
+        mode, fold, folded, dry_run = options.mode, None, 0, DryRunFold("none")
+        in_memory: Snapshot | None = None
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
-            snapshot = await self._load(session_id, options, base)
+            snapshot = in_memory or await self._load(session_id, options, base)
             base = snapshot
             info = self.registry.get(options.model or snapshot.session_model)
             model = options.model or snapshot.session_model
@@ -228,10 +245,16 @@ class ContextAssembler:
             result = await self._assembled(snapshot, info, options, mode, anchor)
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
-            if job is None and fold is None and mode == "auto":
+            if job is None and fold is None and mode == "auto" and not options.dry_run:
                 await self._fold_ahead(snapshot, info, options, result, anchor)
             if job is None:
                 break
+            if options.dry_run:
+                in_memory, dry_run = await self._fold_in_memory(snapshot, job, info)
+                if in_memory is None:
+                    break
+                mode = "auto" if mode == "force" else mode
+                continue
             if round_number == MAX_FOLD_ROUNDS:  # folds kept losing their race: say so
                 result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_UNLANDED))
                 break
@@ -276,8 +299,41 @@ class ContextAssembler:
             self.records.remember(key, record)
         settled = self._fold_job(snapshot, result, options, options.mode) is None
         return Served(
-            snapshot, result, model, info.family, fold, folded, cache, record, stored, settled
+            snapshot,
+            result,
+            model,
+            info.family,
+            fold,
+            folded,
+            cache,
+            record,
+            stored,
+            settled,
+            dry_run,
         )
+
+    async def _fold_in_memory(
+        self, snapshot: Snapshot, job: FoldJob, info: ModelInfo
+    ) -> tuple[Snapshot | None, DryRunFold]:
+        """`snapshot` as it will be once `job` is folded, the summary computed and not stored;
+        (None, skipped) when computing it would call an external model."""
+        strategy = resolve_strategy(job.strategy, self.settings)
+        if strategy != "rule" and has_llm(self.settings):
+            return None, DryRunFold("skipped", len(job.messages), strategy)
+        result = await self._coordinator(info).summarize(job)
+        summary = SummaryState(
+            text=result.text,
+            version=snapshot.summary_version + 1,
+            through_id=job.through_id,
+            through_seq=job.through_seq,
+            message_count=job.previous_message_count + len(job.messages),
+            tokens=result.tokens,
+            method=result.method,
+        )
+        # The snapshot's summary_* fields are the wire state's, prefixed.
+        fields = {f"summary_{name}": value for name, value in summary.model_dump().items()}
+        folded = dataclasses.replace(snapshot, summary=summary, **fields)
+        return folded, DryRunFold("computed", len(job.messages), strategy)
 
     async def _assembled(
         self,
@@ -459,4 +515,4 @@ class ContextAssembler:
         )
 
 
-__all__ = ["ContextAssembler", "ContextOptions", "Served", "Snapshot"]
+__all__ = ["ContextAssembler", "ContextOptions", "DryRunFold", "Served", "Snapshot"]

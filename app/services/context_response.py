@@ -7,11 +7,16 @@ import dataclasses
 
 from app.engine.assemble import ExplainEntry
 from app.engine.budget import Usage
-from app.engine.render import Format
 from app.schemas.calibration import CalibrationRead
-from app.schemas.context import CacheUsage, ContextResponse, ContextUsage, ExplainItem
+from app.schemas.context import (
+    CacheUsage,
+    ContextResponse,
+    ContextUsage,
+    DryRunRead,
+    ExplainItem,
+)
 from app.services.calibration import calibration_read
-from app.services.context import Served
+from app.services.context import ContextOptions, Served
 
 
 def usage_block(
@@ -26,13 +31,14 @@ def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:
     return [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
 
 
-def context_response(served: Served, fmt: Format, explain: bool) -> ContextResponse:
-    """The GET …/context body (docs/reference.md §Routes) of one served context."""
-    result, snapshot = served.result, served.snapshot
+def context_response(served: Served, options: ContextOptions) -> ContextResponse:
+    """The GET …/context body (docs/reference.md §Routes) of one served context. A dry run's
+    `summarized` says that the next request folds and this body shows the result."""
+    result, snapshot, dry_run = served.result, served.snapshot, served.dry_run
     response = ContextResponse(
         session_id=snapshot.external_id,
         model=served.model,
-        format=fmt,
+        format=options.format,
         system=result.system,
         messages=result.messages,
         tools=result.tools,
@@ -48,9 +54,11 @@ def context_response(served: Served, fmt: Format, explain: bool) -> ContextRespo
         ),
         messages_included=result.messages_included,
         messages_total=snapshot.messages_total,
-        summarized=served.fold is not None,
+        summarized=served.fold is not None or dry_run.fold == "computed",
         warnings=list(result.warnings),
     )
-    if explain:
+    if options.explain:
         response.explain = explain_items(result.explain)
+    if options.dry_run:
+        response.dry_run = DryRunRead(**dataclasses.asdict(dry_run))
     return response
