@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Row, and_, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -112,6 +112,16 @@ MESSAGES_AFTER = (
     .where(Message.session_id == bindparam("pk"), Message.seq > bindparam("after_seq"))
     .order_by(Message.seq)
 )
+# Messages the summary covers, for explain: what it reports of them.
+COVERED = (
+    select(Message.id, Message.seq, Message.token_count)
+    .where(
+        Message.session_id == bindparam("pk"),
+        Message.seq > bindparam("after_seq"),
+        Message.seq <= bindparam("through"),
+    )
+    .order_by(Message.seq)
+)
 USER_MESSAGES_PAGE = (
     select(*_MESSAGE_FIELDS)
     .where(
@@ -123,6 +133,14 @@ USER_MESSAGES_PAGE = (
     .order_by(Message.seq)
     .limit(bindparam("limit"))
 )
+
+
+class Covered(NamedTuple):
+    """A message the summary covers, as explain lists it."""
+
+    id: str
+    seq: int
+    tokens: int
 
 
 def to_engine(row: Row[Any] | Message) -> EngineMessage:
@@ -167,6 +185,11 @@ class ContextRepository:
     async def messages_after(self, session_pk: int, after_seq: int) -> list[EngineMessage]:
         params = {"pk": session_pk, "after_seq": after_seq}
         return [to_engine(row) for row in await self.db.execute(MESSAGES_AFTER, params)]
+
+    async def covered(self, session_pk: int, after_seq: int, through_seq: int) -> list[Covered]:
+        """(id, seq, tokens) of the messages with after_seq < seq ≤ through_seq."""
+        params = {"pk": session_pk, "after_seq": after_seq, "through": through_seq}
+        return [Covered(*row) for row in await self.db.execute(COVERED, params)]
 
     async def user_messages_page(
         self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE

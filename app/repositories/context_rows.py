@@ -102,10 +102,10 @@ def _page_sql(p: list[str]) -> str:
 
 def _postgres_context_sql() -> str:
     """One statement, so one snapshot with no transaction around it: the session row, the
-    tenant's calibrations, the messages after the floor (`summary_through_seq`, or with $3
-    (explain) `cleared_through_seq`; after $5 when that is later: the messages a context
-    served before lacks) and the first page of user messages up to the floor (the
-    pinned-message candidates), the last three as arrays of rows."""
+    tenant's calibrations, the messages after the floor (`summary_through_seq`; after $4 when
+    that is later: the messages a context served before lacks) and the first page of user
+    messages up to the floor (the pinned-message candidates), the last three as arrays of
+    rows."""
     columns = ", ".join(f"s.{c}" for c in _SESSION_COLUMNS)
     message = f"ROW({', '.join(f'm.{c}' for c in _MESSAGE_COLUMNS.split(', '))})"
     floor = "GREATEST(s.summary_through_seq, s.cleared_through_seq)"
@@ -115,10 +115,9 @@ def _postgres_context_sql() -> str:
         f"ARRAY(SELECT ROW(c.family, c.ratio, c.samples) FROM {Calibration.__tablename__} AS c "
         "WHERE c.tenant = s.tenant), "
         f"ARRAY(SELECT {message} {messages} "
-        f"AND m.seq > GREATEST(CASE WHEN $3 THEN s.cleared_through_seq ELSE {floor} END, $5) "
-        "ORDER BY m.seq), "
-        f"ARRAY(SELECT {message} {messages} AND NOT $3 AND m.seq > s.cleared_through_seq "
-        f"AND m.seq <= {floor} AND m.role = 'user' ORDER BY m.seq LIMIT $4) "
+        f"AND m.seq > GREATEST({floor}, $4) ORDER BY m.seq), "
+        f"ARRAY(SELECT {message} {messages} AND m.seq > s.cleared_through_seq "
+        f"AND m.seq <= {floor} AND m.role = 'user' ORDER BY m.seq LIMIT $3) "
         f"FROM {Session.__tablename__} AS s WHERE s.tenant = $1 AND s.external_id = $2"
     )
 
@@ -218,10 +217,9 @@ class DriverReads(ContextReads, Protocol):
         ...
 
 
-# Called with `explain` (a PostgreSQL snapshot reads every message after the clear marker)
-# and the seq after which messages will be read (0, or the newest of a context served before:
-# a PostgreSQL snapshot reads only those).
-DriverSnapshot = Callable[[bool, int], AbstractAsyncContextManager[DriverReads]]
+# Called with the seq after which messages will be read (0, or the newest of a context served
+# before: a PostgreSQL snapshot reads only those). Explained contexts are read by the ORM.
+DriverSnapshot = Callable[[int], AbstractAsyncContextManager[DriverReads]]
 
 
 class _SqliteReads:
@@ -262,11 +260,8 @@ class _PostgresReads:
     round trip instead of BEGIN, three SELECTs and COMMIT); the message reads that follow
     are answered from it."""
 
-    def __init__(
-        self, reader: PostgresStampReader, explain: bool, after: int, decoded: DecodedMessages
-    ) -> None:
+    def __init__(self, reader: PostgresStampReader, after: int, decoded: DecodedMessages) -> None:
         self.reader = reader
-        self.explain = explain
         self.after = after
         self.decoded = decoded
         self.fetched: dict[tuple[Any, ...], list[EngineMessage]] = {}
@@ -276,15 +271,14 @@ class _PostgresReads:
     ) -> tuple[Session, dict[str, CalibrationValue]]:
         async with self.reader.connection() as connection:
             found = await connection.fetchrow(
-                POSTGRES_CONTEXT, tenant, session_id, self.explain, PINNED_PAGE, self.after
+                POSTGRES_CONTEXT, tenant, session_id, PINNED_PAGE, self.after
             )
         if found is None:
             raise SessionNotFound(session_id)
         width = len(_SESSION_COLUMNS)
         row = session_row(tuple(found[:width]))
         calibrations, live, page = found[width:]
-        floor = row.cleared_through_seq
-        floor = floor if self.explain else max(row.summary_through_seq, floor)
+        floor = max(row.summary_through_seq, row.cleared_through_seq)
         self.fetched = {
             ("after", row.pk, max(floor, self.after)): [self.decoded(m) for m in live],
             ("page", row.pk, row.cleared_through_seq, floor, PINNED_PAGE): [
@@ -315,7 +309,7 @@ class _PostgresReads:
 
 @asynccontextmanager
 async def sqlite_snapshot(
-    reader: SqliteStampReader, explain: bool, after: int, decoded: DecodedMessages
+    reader: SqliteStampReader, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
     connection = reader.connection()
     connection.execute("BEGIN")
@@ -327,9 +321,9 @@ async def sqlite_snapshot(
 
 @asynccontextmanager
 async def postgres_snapshot(
-    reader: PostgresStampReader, explain: bool, after: int, decoded: DecodedMessages
+    reader: PostgresStampReader, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
-    yield _PostgresReads(reader, explain, after, decoded)
+    yield _PostgresReads(reader, after, decoded)
 
 
 def driver_snapshot(reader: StampReader) -> DriverSnapshot | None:
@@ -337,10 +331,10 @@ def driver_snapshot(reader: StampReader) -> DriverSnapshot | None:
     decoded = DecodedMessages()
     if isinstance(reader, SqliteStampReader):
         sqlite_reader = reader
-        return lambda explain, after: sqlite_snapshot(sqlite_reader, explain, after, decoded)
+        return lambda after: sqlite_snapshot(sqlite_reader, after, decoded)
     if isinstance(reader, PostgresStampReader):
         postgres_reader = reader
-        return lambda explain, after: postgres_snapshot(postgres_reader, explain, after, decoded)
+        return lambda after: postgres_snapshot(postgres_reader, after, decoded)
     return None
 
 

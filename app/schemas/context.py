@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
 from app.core.context_settings import QueryOverrides
 from app.engine.assemble import Mode
@@ -46,7 +47,11 @@ class ContextUsage(BaseModel):
     cache: CacheUsage | None = Field(None, description="Session contexts only.")
 
 
-class ExplainItem(BaseModel):
+# A mapping, not a model: a long session lists 50,000, built from the engine's and the
+# database's values as they are.
+class ExplainItem(TypedDict):
+    """One message's part in the context: its status and the tokens it counts."""
+
     id: str
     seq: int
     status: ExplainStatus

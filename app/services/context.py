@@ -4,8 +4,9 @@ POST …/summarize.
 Loading stays flat in the session's length: the engine needs only the messages after the
 summary (`seq > summary_through_seq`) and the pinned first user message, both read on the
 (session_id, seq) index with stored token counts (never re-counted). `messages_total` comes
-from the gap-free seq counter (`last_seq − cleared_through_seq`). Every message after the
-clear marker is read only for `explain=true`.
+from the gap-free seq counter (`last_seq − cleared_through_seq`). `explain=true` also lists
+the messages the summary covers: read as id, seq and tokens only, and never given to the
+engine, so an explained context of a long session costs one narrow index read more.
 
 No transaction is held across the summarizer: each read and write is its own short unit of
 work on `app.state.sessionmaker`, and the fold itself is coordinated by `FoldCoordinator`
@@ -40,6 +41,7 @@ from app.repositories.context import (
     MAX_PINNED_PAGE,
     PINNED_PAGE,
     ContextRepository,
+    Covered,
     SessionVersion,
     session_version,
 )
@@ -128,7 +130,10 @@ class Snapshot:
     last_served: dict[str, Any]
     version: SessionVersion  # validates a cached response (app/services/served_cache.py)
     removed: int  # messages removed after the clear marker (DELETE …/messages/last)
-    explain: bool  # `messages` holds every message after the clear marker
+    explain: bool
+    covered: tuple[Covered, ...] = ()
+    """With explain: the messages after the clear marker the summary covers (the pinned one
+    too, which `messages` holds as well)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,13 +399,13 @@ class ContextAssembler:
     async def _load(
         self, session_id: str, options: ContextOptions, base: Snapshot | None = None
     ) -> Snapshot:
-        if self.driver_snapshot is not None:  # the same reads through the driver itself
+        # The same reads through the driver itself; explain's covered rows go the ORM's way.
+        if self.driver_snapshot is not None and not options.explain:
             after = base.version.last_seq if base is not None else 0
             try:
-                async with self.driver_snapshot(options.explain, after) as reads:
+                async with self.driver_snapshot(after) as reads:
                     row, calibrations = await reads.session_for_context(self.tenant, session_id)
-                    floor = row.cleared_through_seq if options.explain else row.summary_through_seq
-                    floor = max(floor, row.cleared_through_seq)
+                    floor = max(row.summary_through_seq, row.cleared_through_seq)
                     if _extends(base, row, options.explain):
                         floor = max(floor, after)
                     if reads.takes(row.last_seq - floor):
@@ -426,10 +431,15 @@ class ContextAssembler:
         if base is not None and _extends(base, row, options.explain, pin):
             # Only appends since `base`: its messages, then the new ones (one indexed read).
             new = await repo.messages_after(row.pk, base.version.last_seq)
-            messages = [*base.messages, *new]
+            messages, covered = [*base.messages, *new], base.covered
             CONTEXT_LOADS.labels("appended").inc()
         else:
-            messages = await self._messages(repo, row, context_settings, options.explain)
+            messages = await self._messages(repo, row, context_settings)
+            covered = ()
+            if options.explain:  # never read through the driver (`_load`)
+                assert isinstance(repo, ContextRepository)
+                floor = max(row.summary_through_seq, row.cleared_through_seq)
+                covered = tuple(await repo.covered(row.pk, row.cleared_through_seq, floor))
             CONTEXT_LOADS.labels("full").inc()
         calibration = calibrations.get(info.family)
         return Snapshot(
@@ -455,28 +465,33 @@ class ContextAssembler:
             version=session_version(row),
             removed=row.live_removed,
             explain=options.explain,
+            covered=covered,
         )
 
     @staticmethod
     async def _messages(
-        repo: ContextReads, row: Session, settings: ContextSettings, explain: bool
+        repo: ContextReads, row: Session, settings: ContextSettings
     ) -> list[Message]:
-        """The messages the engine needs (all after the clear marker for explain)."""
-        if explain:
-            return await repo.messages_after(row.pk, row.cleared_through_seq)
+        """The messages the engine needs: those after the summary, and the pinned one."""
         floor = max(row.summary_through_seq, row.cleared_through_seq)
         live = await repo.messages_after(row.pk, floor)
         if not settings.pin_first_message or floor <= row.cleared_through_seq:
             return live
+        pinned = await ContextAssembler._pinned(repo, row, floor)
+        return [pinned, *live] if pinned else live
+
+    @staticmethod
+    async def _pinned(repo: ContextReads, row: Session, floor: int) -> Message | None:
+        """The first pinnable user message the summary covers, or None."""
         cursor, limit = row.cleared_through_seq, PINNED_PAGE
         while page := await repo.user_messages_page(
             row.pk, after_seq=cursor, through_seq=floor, limit=limit
         ):
             for candidate in page:
                 if _pinnable(candidate):
-                    return [candidate, *live]
+                    return candidate
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
-        return live
+        return None
 
     @staticmethod
     def _fold_job(

@@ -4,9 +4,13 @@ POST /assemble-context shares."""
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import itertools
+from collections.abc import Sequence
 
 from app.engine.assemble import ExplainEntry
 from app.engine.budget import Usage
+from app.repositories.context import Covered
 from app.schemas.calibration import CalibrationRead
 from app.schemas.context import (
     CacheUsage,
@@ -27,8 +31,21 @@ def usage_block(
     return ContextUsage(**counts, calibration=calibration, cache=cache)
 
 
-def explain_items(entries: tuple[ExplainEntry, ...]) -> list[ExplainItem]:
-    return [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
+def explain_items(
+    entries: tuple[ExplainEntry, ...], covered: Sequence[Covered] = ()
+) -> list[ExplainItem]:
+    """The engine's entries (synthetic ones first, then stored ones in seq order) with the
+    `covered` messages it was not given merged in by seq as summarized."""
+    seen = {e.id for e in entries}
+    stored = heapq.merge(
+        ((e.seq, e.id, e.status, e.tokens) for e in entries if e.seq),
+        ((c.seq, c.id, "summarized", c.tokens) for c in covered if c.id not in seen),
+    )
+    synthetic = [(0, e.id, e.status, e.tokens) for e in entries if not e.seq]
+    return [
+        ExplainItem(id=i, seq=q, status=status, tokens=t)
+        for q, i, status, t in itertools.chain(synthetic, stored)
+    ]
 
 
 def context_response(served: Served, options: ContextOptions) -> ContextResponse:
@@ -58,7 +75,7 @@ def context_response(served: Served, options: ContextOptions) -> ContextResponse
         warnings=list(result.warnings),
     )
     if options.explain:
-        response.explain = explain_items(result.explain)
+        response.explain = explain_items(result.explain, snapshot.covered)
     if options.dry_run:
         response.dry_run = DryRunRead(**dataclasses.asdict(dry_run))
     return response

@@ -99,11 +99,13 @@ async def test_a_forced_dry_run_shows_a_forced_fold(client: httpx.AsyncClient) -
     assert without_dry_run(dry) == real
 
 
-@settings(
-    max_examples=10,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+# Property tests on the database: a few examples, each on fresh sessions of one client.
+ON_THE_DATABASE = settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+
+
+@ON_THE_DATABASE
 @given(
     rounds=st.lists(
         st.tuples(

@@ -689,7 +689,10 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
-        /** ExplainItem */
+        /**
+         * ExplainItem
+         * @description One message's part in the context: its status and the tokens it counts.
+         */
         ExplainItem: {
             /** Id */
             id: string;
