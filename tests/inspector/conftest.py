@@ -7,6 +7,7 @@ downloaded. Without it the tests skip on a laptop and fail in CI.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ import pytest
 
 from app.inspector.demo import seed_demo
 from tests.conftest import create_postgres_database, drop_postgres_database
+from tests.inspector.long_session import seed_long_session
 from tests.integration.servers import Server
 
 CHROMIUM = os.environ.get("FOLDWISE_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -25,6 +27,8 @@ KEY_A = "inspector-key-alpha"
 KEY_B = "inspector-key-beta"
 DEMO = "demo-agent"
 SECRET = "beta-secret"  # tenant beta's session: alpha must never reach it
+LONG = "long-50k"
+LONG_COUNT = 50_000
 
 
 def browser_missing(reason: str) -> None:
@@ -52,6 +56,86 @@ def browser() -> Iterator[Any]:
 
 
 OTHERS = ("support-chat-7", "triage-bot")  # more of alpha's sessions, for the list
+FOLD_DUE = "fold-due"  # its next request folds: the default view is a dry run of that fold
+BLOCKS = "blocks"  # every block shape, and contents too long to fit a line
+SEEDED = (DEMO, *OTHERS, FOLD_DUE, BLOCKS, LONG)  # alpha's sessions, for the list
+PNG = (  # a 1×1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+LONG_TEXTS = {  # each longer than a line can show
+    "unbroken": "x" * 100_000,
+    "base64": "QUJD" * 5_000,
+    "url": "https://example.com/" + "segment/" * 400 + "?q=" + "v" * 500,
+    "json": json.dumps(
+        {f"key{i}": [i, {"deep": "value" * 5}] for i in range(300)}, separators=(",", ":")
+    ),
+}
+
+
+def block_messages() -> list[dict[str, Any]]:
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The screenshot and the spec."},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                },
+                {
+                    "type": "document",
+                    "title": "spec.pdf",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "application/pdf",
+                        "data": "JVBERi0x" * 300,
+                    },
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "thinking",
+                    "thinking": "The spec says the total rounds once. " * 40,
+                    "signature": "c2ln",
+                },
+                {"type": "text", "text": "Reading the README."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "read_file",
+                    "input": {"path": "README.md"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "# Cart"}],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_9",
+                    "type": "function",
+                    "function": {
+                        "name": "search_docs",
+                        "arguments": '{"query": "rounding", "limit": 3}',
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_9", "content": "3 results"},
+        {
+            "role": "assistant",
+            "content": [{"type": "redacted_thinking", "data": "ZW5jcnlwdGVk" * 20}],
+        },
+        *({"role": "user", "content": text, "name": name} for name, text in LONG_TEXTS.items()),
+        {"role": "assistant", "content": [{"type": "widget", "payload": {"kind": "chart"}}]},
+    ]
 
 
 def seed(base_url: str) -> None:
@@ -59,6 +143,23 @@ def seed(base_url: str) -> None:
     with httpx.Client(
         base_url=base_url, headers={"Authorization": f"Bearer {KEY_A}"}, timeout=30
     ) as alpha:
+        # A 10,000-token budget (5% of 200,000, nothing reserved) under ~20,000 stored tokens.
+        settings = {"threshold": 0.05, "reserved_output_tokens": 0}
+        alpha.post(
+            "/sessions", json={"id": FOLD_DUE, "settings": settings, "system_prompt": "Be exact."}
+        ).raise_for_status()
+        turns = [
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"step {i}: " + "detail " * 300,
+            }
+            for i in range(60)
+        ]
+        alpha.post(f"/sessions/{FOLD_DUE}/messages", json={"messages": turns}).raise_for_status()
+        alpha.post("/sessions", json={"id": BLOCKS}).raise_for_status()
+        alpha.post(
+            f"/sessions/{BLOCKS}/messages", json={"messages": block_messages()}
+        ).raise_for_status()
         for n, other in enumerate(OTHERS, start=1):
             alpha.post("/sessions", json={"id": other, "model": "gpt-4o"}).raise_for_status()
             turns = [
@@ -97,6 +198,7 @@ def server(
     served = Server(url, workdir, FOLDWISE_API_KEYS=f"alpha:{KEY_A},beta:{KEY_B}").start()
     try:
         seed(served.base_url)
+        off_loop(seed_long_session, served.base_url, KEY_A, url, LONG, LONG_COUNT)
         yield served
     finally:
         served.stop()
