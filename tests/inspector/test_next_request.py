@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.inspector.conftest import DEMO, FOLD_DUE, KEY_A
-from tests.inspector.pages import api, listed, number, open_session
+from tests.inspector.pages import api, listed, number, open_session, sign_in
 from tests.integration.servers import Server
 
 pytestmark = pytest.mark.slow
@@ -195,7 +195,7 @@ def test_the_smaller_numbers(page: Any, server: Server) -> None:
     assert "Threshold 1.2%" in page.locator("[data-usage=threshold] dt").inner_text()
     # The reserved output is to scale: its share of the bar is its share of the tokens.
     widths = page.locator(".bar .seg").evaluate_all(
-        "segs => Object.fromEntries(segs.map(s => [s.dataset.part, s.getBoundingClientRect().width]))"
+        "segs => Object.fromEntries(segs.map(s => [s.dataset.part, s.offsetWidth]))"
     )
     usage = api(server, f"/sessions/{session_id}/context", dry_run="true")["usage"]
     share = usage["reserved_output_tokens"] / (usage["budget"] + usage["reserved_output_tokens"])
@@ -213,7 +213,5 @@ def test_the_smaller_numbers(page: Any, server: Server) -> None:
 
 def open_session_empty(page: Any, server: Server, session_id: str) -> None:
     """A session whose context holds no message yet: the view is there, the list empty."""
-    from tests.inspector.pages import sign_in
-
     sign_in(page, server, fragment=f"#/sessions/{session_id}")
     page.locator("#fold-note").wait_for()
