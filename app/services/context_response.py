@@ -3,9 +3,8 @@ POST /assemble-context shares."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-import heapq
-import itertools
 from collections.abc import Sequence
 
 from app.engine.assemble import ExplainEntry
@@ -35,17 +34,22 @@ def explain_items(
     entries: tuple[ExplainEntry, ...], covered: Sequence[Covered] = ()
 ) -> list[ExplainItem]:
     """The engine's entries (synthetic ones first, then stored ones in seq order) with the
-    `covered` messages it was not given merged in by seq as summarized."""
+    `covered` messages (seq order) it was not given put in place as summarized. The engine's
+    are few (the messages after the summary, the pinned one): each finds its place by
+    bisection in the covered ones, which are many and are built once."""
+    items = [ExplainItem(id=e.id, seq=e.seq, status=e.status, tokens=e.tokens) for e in entries]
+    if not covered:
+        return items
     seen = {e.id for e in entries}
-    stored = heapq.merge(
-        ((e.seq, e.id, e.status, e.tokens) for e in entries if e.seq),
-        ((c.seq, c.id, "summarized", c.tokens) for c in covered if c.id not in seen),
-    )
-    synthetic = [(0, e.id, e.status, e.tokens) for e in entries if not e.seq]
-    return [
-        ExplainItem(id=i, seq=q, status=status, tokens=t)
-        for q, i, status, t in itertools.chain(synthetic, stored)
+    merged = [
+        ExplainItem(id=c.id, seq=c.seq, status="summarized", tokens=c.tokens)
+        for c in covered
+        if c.id not in seen
     ]
+    stored = [item for item in items if item["seq"]]
+    for item in reversed(stored):  # the newest first: most go at the end
+        merged.insert(bisect.bisect(merged, item["seq"], key=lambda i: i["seq"]), item)
+    return [item for item in items if not item["seq"]] + merged
 
 
 def context_response(served: Served, options: ContextOptions) -> ContextResponse:

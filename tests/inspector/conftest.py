@@ -29,6 +29,8 @@ DEMO = "demo-agent"
 SECRET = "beta-secret"  # tenant beta's session: alpha must never reach it
 LONG = "long-50k"
 LONG_COUNT = 50_000
+DATABASE_URLS: dict[str, str] = {}  # server base URL → its database
+LONG_SEEDED: set[str] = set()  # servers holding LONG
 
 
 def browser_missing(reason: str) -> None:
@@ -58,7 +60,7 @@ def browser() -> Iterator[Any]:
 OTHERS = ("support-chat-7", "triage-bot")  # more of alpha's sessions, for the list
 FOLD_DUE = "fold-due"  # its next request folds: the default view is a dry run of that fold
 BLOCKS = "blocks"  # every block shape, and contents too long to fit a line
-SEEDED = (DEMO, *OTHERS, FOLD_DUE, BLOCKS, LONG)  # alpha's sessions, for the list
+SEEDED = (DEMO, *OTHERS, FOLD_DUE, BLOCKS)  # alpha's sessions every test finds
 PNG = (  # a 1×1 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
@@ -138,24 +140,25 @@ def block_messages() -> list[dict[str, Any]]:
     ]
 
 
+def seed_fold_due(alpha: httpx.Client, session_id: str) -> None:
+    """A session whose next request folds: a 10,000-token budget (5% of 200,000, nothing
+    reserved) under ~20,000 stored tokens."""
+    settings = {"threshold": 0.05, "reserved_output_tokens": 0}
+    created = {"id": session_id, "settings": settings, "system_prompt": "Be exact."}
+    alpha.post("/sessions", json=created).raise_for_status()
+    turns = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}: " + "detail " * 300}
+        for i in range(60)
+    ]
+    alpha.post(f"/sessions/{session_id}/messages", json={"messages": turns}).raise_for_status()
+
+
 def seed(base_url: str) -> None:
     seed_demo(base_url, KEY_A, DEMO)
     with httpx.Client(
         base_url=base_url, headers={"Authorization": f"Bearer {KEY_A}"}, timeout=30
     ) as alpha:
-        # A 10,000-token budget (5% of 200,000, nothing reserved) under ~20,000 stored tokens.
-        settings = {"threshold": 0.05, "reserved_output_tokens": 0}
-        alpha.post(
-            "/sessions", json={"id": FOLD_DUE, "settings": settings, "system_prompt": "Be exact."}
-        ).raise_for_status()
-        turns = [
-            {
-                "role": "user" if i % 2 == 0 else "assistant",
-                "content": f"step {i}: " + "detail " * 300,
-            }
-            for i in range(60)
-        ]
-        alpha.post(f"/sessions/{FOLD_DUE}/messages", json={"messages": turns}).raise_for_status()
+        seed_fold_due(alpha, FOLD_DUE)
         alpha.post("/sessions", json={"id": BLOCKS}).raise_for_status()
         alpha.post(
             f"/sessions/{BLOCKS}/messages", json={"messages": block_messages()}
@@ -183,8 +186,10 @@ def off_loop(call: Callable[..., Any], *args: Any) -> Any:
         return pool.submit(call, *args).result()
 
 
+# One server per database for the whole run: the modules share it, each test on sessions of
+# its own (or on the seeded ones, which no test changes but the actions test on beta's).
 @pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+    scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -198,9 +203,19 @@ def server(
     served = Server(url, workdir, FOLDWISE_API_KEYS=f"alpha:{KEY_A},beta:{KEY_B}").start()
     try:
         seed(served.base_url)
-        off_loop(seed_long_session, served.base_url, KEY_A, url, LONG, LONG_COUNT)
+        DATABASE_URLS[served.base_url] = url
         yield served
     finally:
         served.stop()
         if request.param == "postgres":
             off_loop(drop_postgres_database, database)
+
+
+@pytest.fixture(scope="session")
+def long_session(server: Server) -> str:
+    """LONG, seeded on the first use of each database's server."""
+    if server.base_url not in LONG_SEEDED:
+        url = DATABASE_URLS[server.base_url]
+        off_loop(seed_long_session, server.base_url, KEY_A, url, LONG, LONG_COUNT)
+        LONG_SEEDED.add(server.base_url)
+    return LONG

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.inspector.conftest import DEMO, FOLD_DUE, KEY_A
+from tests.inspector.conftest import DEMO, KEY_A, seed_fold_due
 from tests.inspector.pages import api, listed, number, open_session, sign_in
 from tests.integration.servers import Server
 
@@ -49,9 +49,14 @@ def statuses(page: Any) -> dict[str, str]:
 
 
 def test_a_due_fold_is_shown_done_and_nothing_is_stored(page: Any, server: Server) -> None:
-    before = api(server, f"/sessions/{FOLD_DUE}")
+    session_id = "fold-due-then-sent"  # FOLD_DUE's twin: this test sends its next request
+    with httpx.Client(
+        base_url=server.base_url, headers={"Authorization": f"Bearer {KEY_A}"}
+    ) as alpha:
+        seed_fold_due(alpha, session_id)
+    before = api(server, f"/sessions/{session_id}")
     assert before["summary"] is None
-    open_session(page, server, FOLD_DUE)
+    open_session(page, server, session_id)
     note = page.locator("#fold-note")
     assert note.get_attribute("data-fold") == "computed"
     assert "This request folds" in note.inner_text()
@@ -59,10 +64,10 @@ def test_a_due_fold_is_shown_done_and_nothing_is_stored(page: Any, server: Serve
     shown = statuses(page)
     assert "summarized" in shown.values() and "dropped" not in shown.values()
     assert number(page.locator("[data-usage=summary] dd").inner_text()) > 0
-    assert api(server, f"/sessions/{FOLD_DUE}") == before  # the page stored nothing
+    assert api(server, f"/sessions/{session_id}") == before  # the page stored nothing
 
     # What the page showed is what the next real request sends.
-    real = api(server, f"/sessions/{FOLD_DUE}/context", explain="true")
+    real = api(server, f"/sessions/{session_id}/context", explain="true")
     assert real["summarized"] is True
     assert shown == {e["id"]: e["status"] for e in real["explain"] if e["status"] != "synthetic"}
     legend = page.locator("#usage-legend")
@@ -111,7 +116,7 @@ def test_the_cached_prefix_ends_where_prefix_tokens_ends(
         page.locator("#panel-request").get_by_text("chat/completions").wait_for(state="attached")
     edge = page.locator("#cache-edge")
     assert number(edge.get_attribute("data-tokens") or "") == prefix
-    before = edge.evaluate("e => Number(e.previousElementSibling.getAttribute('aria-posinset'))")
+    before = int(edge.get_attribute("aria-posinset") or 0) - 1  # the row above it
     previous = page.locator(f'.vlist-inner > [aria-posinset="{before}"]').get_attribute("data-seq")
     sent = [e for e in dry["explain"] if e["status"] in ("included", "pruned", "truncated")]
     new_seqs = {
@@ -161,6 +166,7 @@ def test_the_request_tab_is_the_exact_provider_body(page: Any, server: Server) -
 
     # OpenAI chat: the system message leads `messages`; no top-level system.
     page.get_by_label("Format").select_option("openai")
+    page.locator("#request-summary", has_text="chat/completions").wait_for(state="attached")
     page.get_by_role("tab", name="Request").click()
     body = json.loads(page.locator("#request-code").inner_text())
     openai = api(server, f"/sessions/{DEMO}/context", dry_run="true", format="openai")

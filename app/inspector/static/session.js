@@ -391,20 +391,23 @@ export async function renderSession(id, options = {}) {
   const roleOf = (e) => store.bySeq.get(e.seq)?.role;
   const keep = (e) => filters.statuses.has(e.status) && (!filters.role || roleOf(e) === filters.role);
 
+  // One item per entry, made once: a filter over 50,000 messages only picks them again.
+  const itemOf = new Map([...cleared, ...entries].map((e) => [e, { key: e.id, kind: "msg", entry: e }]));
+  const edgeItem = { key: "cache-edge", kind: "edge" };
   function items() {
     const out = [];
     const sent = entries.filter((e) => SENT.includes(e.status) && keep(e));
     out.push({ key: "group-sent", kind: "group", group: "sent", count: sent.length, tokens: sent.reduce((n, e) => n + e.tokens, 0) });
-    if (edge && edge.after === null) out.push({ key: "cache-edge", kind: "edge" });
+    if (edge && edge.after === null) out.push(edgeItem);
     for (const e of sent) {
-      out.push({ key: e.id, kind: "msg", entry: e });
-      if (edge && edge.after === e.seq) out.push({ key: "cache-edge", kind: "edge" });
+      out.push(itemOf.get(e));
+      if (edge && edge.after === e.seq) out.push(edgeItem);
     }
     for (const [group] of GROUPS) {
-      const members = byStatus[group].filter(keep);
       if (!byStatus[group].length) continue;
+      const members = filters.statuses.has(group) ? byStatus[group].filter(keep) : [];
       out.push({ key: `group-${group}`, kind: "group", group, count: members.length, tokens: members.reduce((n, e) => n + (e.tokens || 0), 0) });
-      if (filters.open[group]) for (const e of members) out.push({ key: e.id, kind: "msg", entry: e });
+      if (filters.open[group]) for (const e of members) out.push(itemOf.get(e));
     }
     return out;
   }
@@ -474,7 +477,8 @@ export async function renderSession(id, options = {}) {
   function apply(focusId) {
     const all = items();
     list.setItems(all);
-    const visible = all.filter((i) => i.kind === "msg").length;
+    let visible = 0;
+    for (const item of all) visible += item.kind === "msg" ? 1 : 0;
     shown.textContent = `${fmt(visible)} messages listed`;
     if (focusId) document.getElementById(focusId)?.focus();
   }
