@@ -583,7 +583,7 @@ export async function renderSession(id, options = {}) {
       h(
         "p",
         { class: "muted", id: "counts" },
-        `${fmt(ctx.messages_included)} messages sent of ${fmt(ctx.messages_total)} after the clear marker` +
+        `${fmt(ctx.messages_included)} messages sent of ${fmt(ctx.messages_total)} ${clearedCount ? "after the clear marker" : "stored"}` +
           (synthetic.length ? ` · added by Foldwise: ${synthetic.map((e) => e.id).join(", ")}` : ""),
       ),
       ctx.warnings.length ? h("ul", { class: "warnings" }, ctx.warnings.map((w) => h("li", { text: w }))) : null,
