@@ -221,3 +221,39 @@ def open_session_empty(page: Any, server: Server, session_id: str) -> None:
     """A session whose context holds no message yet: the view is there, the list empty."""
     sign_in(page, server, fragment=f"#/sessions/{session_id}")
     page.locator("#fold-note").wait_for()
+
+
+def test_a_fold_by_an_external_model_is_not_run_but_offered(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """With an LLM summarizer the view never calls the model: it says the fold is due, shows
+    the context from before it, and offers to fold now."""
+    workdir = tmp_path_factory.mktemp("llm")
+    llm = Server(
+        f"sqlite:///{workdir / 'foldwise.db'}",
+        workdir,
+        FOLDWISE_API_KEYS=f"alpha:{KEY_A}",
+        ANTHROPIC_API_KEY="sk-ant-never-used",
+        ANTHROPIC_BASE_URL="http://127.0.0.1:9",  # nothing listens: a call would fail
+    ).start()
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        with httpx.Client(
+            base_url=llm.base_url, headers={"Authorization": f"Bearer {KEY_A}"}
+        ) as alpha:
+            seed_fold_due(alpha, "llm-fold")
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        sign_in(page, llm, fragment="#/sessions/llm-fold")
+        note = page.locator("#fold-note")
+        note.wait_for()
+        assert note.get_attribute("data-fold") == "skipped"
+        assert "with the llm summarizer, which this view does not call" in note.inner_text()
+        assert page.locator("#summary").count() == 0  # no summary was made
+        assert "dropped" in statuses(page).values()  # the fitted context, before the fold
+        page.get_by_role("button", name="Fold now to see it").click()
+        page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+        assert api(llm, "/sessions/llm-fold/summaries")["summaries"] == []
+    finally:
+        context.close()
+        llm.stop()
