@@ -42,9 +42,8 @@ async function allSummaries(id) {
 
 // Stored messages, read a page at a time as rows come into view (or all, for the role filter).
 class MessageStore {
-  constructor(id, lastSeq, onLoad) {
+  constructor(id, onLoad) {
     this.id = id;
-    this.lastSeq = lastSeq;
     this.onLoad = onLoad;
     this.bySeq = new Map();
     this.pages = new Map(); // page start → promise
@@ -386,8 +385,7 @@ export async function renderSession(id, options = {}) {
   for (const e of [...cleared, ...entries]) byStatus[e.status].push(e);
   const edge = cacheEdge(ctx);
   const filters = { statuses: new Set(STATUSES), role: "", open: Object.fromEntries(GROUPS.map(([g, , open]) => [g, open])) };
-  const lastSeq = entries.length ? entries[entries.length - 1].seq : clearedCount;
-  const store = new MessageStore(id, lastSeq, () => list.refresh());
+  const store = new MessageStore(id, () => list.refresh());
   const roleOf = (e) => store.bySeq.get(e.seq)?.role;
   const keep = (e) => filters.statuses.has(e.status) && (!filters.role || roleOf(e) === filters.role);
 
@@ -522,7 +520,6 @@ export async function renderSession(id, options = {}) {
     }
     apply();
   });
-  store.onLoad = () => list.refresh();
 
   // ---- header facts
   const facts = clearedCount
