@@ -19,8 +19,8 @@ async def test_the_page_and_assets_need_no_key_but_the_api_does(make_client: Mak
     assert page.headers["content-type"].startswith("text/html")
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert '<script type="module" src="/inspect/static/app.js">' in page.text
-    assets = ("app.js", "api.js", "blocks.js", "diff.js", "dom.js", "request.js", "session.js")
-    for asset in (*assets, "virtual.js", "inspector.css"):
+    assets = ("app.js", "api.js", "blocks.js", "diff.js", "dom.js", "panels.js", "request.js")
+    for asset in (*assets, "session.js", "virtual.js", "inspector.css"):
         response = await client.get(f"/inspect/static/{asset}")
         assert response.status_code == 200, asset
     assert (await client.get("/inspect/", follow_redirects=False)).status_code == 308

@@ -41,7 +41,7 @@ def page(browser: Any, server: Server) -> Iterator[Any]:
 
 def test_fifty_thousand_messages(page: Any, server: Server, long_session: str) -> None:
     timings = []
-    for _ in range(3):  # the best of three: the first reads a cold database cache
+    for _ in range(5):  # the best of five: the first reads a cold cache, others share the CPU
         page.goto(f"{server.base_url}/inspect#/sessions/{long_session}")
         page.reload()
         page.wait_for_function(f"() => performance.getEntriesByName('{PAINTED}').length > 0")
