@@ -18,9 +18,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Boolean, and_, bindparam, case, func, not_, select, tuple_, update
+from sqlalchemy import and_, bindparam, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.core.errors import SessionNotFound
@@ -105,6 +105,16 @@ MESSAGES_AFTER = DriverSQL(
     .where(Message.session_id == bindparam("pk"), Message.seq > bindparam("after_seq"))
     .order_by(Message.seq)
 )
+# Messages the summary covers, for explain: what it reports of them.
+COVERED = DriverSQL(
+    select(Message.id, Message.seq, Message.token_count)
+    .where(
+        Message.session_id == bindparam("pk"),
+        Message.seq > bindparam("after_seq"),
+        Message.seq <= bindparam("through"),
+    )
+    .order_by(Message.seq)
+)
 USER_MESSAGES_PAGE = DriverSQL(
     select(*MESSAGE_FIELDS)
     .where(
@@ -121,11 +131,10 @@ USER_MESSAGES_PAGE = DriverSQL(
 def _context_in_one_statement() -> DriverSQL:
     """PostgreSQL only: the three reads above in one statement, so one snapshot with no
     transaction around it and one round trip. The session row, then as arrays of rows the
-    tenant's calibrations, the messages after the floor (`summary_through_seq`, or with
-    `explain` `cleared_through_seq`; after `after_seq` when that is later: the messages a
-    context served before lacks) and the first page of user messages up to the floor (the
-    pinned-message candidates)."""
-    explain = bindparam("explain", type_=Boolean)
+    tenant's calibrations, the messages after the floor (`summary_through_seq`; after
+    `after_seq` when that is later: the messages a context served before lacks) and the
+    first page of user messages up to the floor (the pinned-message candidates). Explained
+    contexts are read through the engine (they also list the covered messages)."""
     floor = func.greatest(Session.summary_through_seq, Session.cleared_through_seq)
 
     def rows(columns: Sequence[Any], *where: Any, limit: Any = None) -> Any:
@@ -135,9 +144,7 @@ def _context_in_one_statement() -> DriverSQL:
         return func.array(found.scalar_subquery())
 
     of_session = Message.session_id == Session.pk
-    live_floor = func.greatest(
-        case((explain, Session.cleared_through_seq), else_=floor), bindparam("after_seq")
-    )
+    live_floor = func.greatest(floor, bindparam("after_seq"))
     return DriverSQL(
         select(
             *SESSION_FIELDS,
@@ -146,7 +153,6 @@ def _context_in_one_statement() -> DriverSQL:
             rows(
                 MESSAGE_FIELDS,
                 of_session,
-                not_(explain),
                 Message.seq > Session.cleared_through_seq,
                 Message.seq <= floor,
                 Message.role == "user",
@@ -177,6 +183,14 @@ def timestamp(value: Any) -> datetime:
         value = datetime.fromisoformat(value)
     assert isinstance(value, datetime)
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Covered(NamedTuple):
+    """A message the summary covers, as explain lists it."""
+
+    id: str
+    seq: int
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +318,12 @@ class ContextRepository:
         params = {"pk": session_pk, "after_seq": after_seq}
         rows, decoded = await self._rows(MESSAGES_AFTER, params)
         return [engine_message(row, decoded) for row in rows]
+
+    async def covered(self, session_pk: int, after_seq: int, through_seq: int) -> list[Covered]:
+        """(id, seq, tokens) of the messages with after_seq < seq ≤ through_seq."""
+        params = {"pk": session_pk, "after_seq": after_seq, "through": through_seq}
+        rows, _ = await self._rows(COVERED, params)
+        return [Covered(*row) for row in rows]
 
     async def user_messages_page(
         self, session_pk: int, *, after_seq: int, through_seq: int, limit: int = PINNED_PAGE

@@ -110,10 +110,9 @@ class DriverReads(ContextReads, Protocol):
         ...
 
 
-# Called with `explain` (a PostgreSQL snapshot reads every message after the clear marker)
-# and the seq after which messages will be read (0, or the newest of a context served before:
-# a PostgreSQL snapshot reads only those).
-DriverSnapshot = Callable[[bool, int], AbstractAsyncContextManager[DriverReads]]
+# Called with the seq after which messages will be read (0, or the newest of a context served
+# before: a PostgreSQL snapshot reads only those). Explained contexts are read by the engine.
+DriverSnapshot = Callable[[int], AbstractAsyncContextManager[DriverReads]]
 
 
 class _SqliteReads:
@@ -134,7 +133,7 @@ class _SqliteReads:
     async def session_for_context(
         self, tenant: str, session_id: str
     ) -> tuple[Session, dict[str, CalibrationValue]]:
-        params = {"tenant": tenant, "session_id": session_id}
+        params: dict[str, Any] = {"tenant": tenant, "session_id": session_id}
         sql, args = CONTEXT_SESSION.sql("sqlite"), CONTEXT_SESSION.args("sqlite", params)
         return session_and_calibrations(self.connection.execute(sql, args).fetchall(), session_id)
 
@@ -157,10 +156,9 @@ class _PostgresReads:
     are answered from it."""
 
     def __init__(
-        self, reader: PostgresServedStateReader, explain: bool, after: int, decoded: DecodedMessages
+        self, reader: PostgresServedStateReader, after: int, decoded: DecodedMessages
     ) -> None:
         self.reader = reader
-        self.explain = explain
         self.after = after
         self.decoded = decoded
         self.fetched: dict[tuple[Any, ...], list[EngineMessage]] = {}
@@ -169,7 +167,7 @@ class _PostgresReads:
         self, tenant: str, session_id: str
     ) -> tuple[Session, dict[str, CalibrationValue]]:
         read = CONTEXT_IN_ONE_STATEMENT
-        params = {"tenant": tenant, "session_id": session_id, "explain": self.explain}
+        params: dict[str, Any] = {"tenant": tenant, "session_id": session_id}
         params.update(limit=PINNED_PAGE, after_seq=self.after)
         async with self.reader.connection() as connection:
             found = await connection.fetchrow(
@@ -180,8 +178,7 @@ class _PostgresReads:
         width = len(SESSION_FIELDS)
         row = session_row(tuple(found[:width]))
         of_tenant, live, page = found[width:]
-        floor = row.cleared_through_seq
-        floor = floor if self.explain else max(row.summary_through_seq, floor)
+        floor = max(row.summary_through_seq, row.cleared_through_seq)
         self.fetched = {
             ("after", row.pk, max(floor, self.after)): [self.decoded(m) for m in live],
             ("page", row.pk, row.cleared_through_seq, floor, PINNED_PAGE): [
@@ -209,7 +206,7 @@ class _PostgresReads:
 
 @asynccontextmanager
 async def sqlite_snapshot(
-    reader: SqliteServedStateReader, explain: bool, after: int, decoded: DecodedMessages
+    reader: SqliteServedStateReader, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
     connection = reader.connection()
     connection.execute("BEGIN")
@@ -221,9 +218,9 @@ async def sqlite_snapshot(
 
 @asynccontextmanager
 async def postgres_snapshot(
-    reader: PostgresServedStateReader, explain: bool, after: int, decoded: DecodedMessages
+    reader: PostgresServedStateReader, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
-    yield _PostgresReads(reader, explain, after, decoded)
+    yield _PostgresReads(reader, after, decoded)
 
 
 def driver_snapshot(reader: ServedStateReader) -> DriverSnapshot | None:
@@ -231,10 +228,10 @@ def driver_snapshot(reader: ServedStateReader) -> DriverSnapshot | None:
     decoded = DecodedMessages()
     if isinstance(reader, SqliteServedStateReader):
         sqlite_reader = reader
-        return lambda explain, after: sqlite_snapshot(sqlite_reader, explain, after, decoded)
+        return lambda after: sqlite_snapshot(sqlite_reader, after, decoded)
     if isinstance(reader, PostgresServedStateReader):
         postgres_reader = reader
-        return lambda explain, after: postgres_snapshot(postgres_reader, explain, after, decoded)
+        return lambda after: postgres_snapshot(postgres_reader, after, decoded)
     return None
 
 

@@ -3,9 +3,10 @@ explain blocks are shared with POST /assemble-context."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
 from app.core.context_settings import QueryOverrides
 from app.core.limits import MAX_SQL_INT
@@ -43,11 +44,28 @@ class ContextUsage(BaseModel):
     cache: CacheUsage | None = Field(None, description="Session contexts only.")
 
 
-class ExplainItem(BaseModel):
+# A mapping, not a model: a long session lists 50,000, built from the engine's and the
+# database's values as they are.
+class ExplainItem(TypedDict):
+    """One message's part in the context: its status and the tokens it counts."""
+
     id: str
     seq: int
     status: ExplainStatus
     tokens: int
+
+
+class DryRunRead(BaseModel):
+    """What a dry run (`dry_run=true`) found about the fold the same request would make."""
+
+    fold: Literal["none", "computed", "skipped"] = Field(
+        description="none: the next request does not fold. computed: it does, and this "
+        "response is the context after that fold (summary computed by the rule summarizer, "
+        "not stored). skipped: it does, with an external model a dry run never calls; this "
+        "response is the fitted context from before the fold (POST …/summarize folds now)."
+    )
+    messages_folded: int = Field(description="Messages the fold reads (0 when none).")
+    strategy: str | None = Field(description="The summarizer strategy the fold uses.")
 
 
 class ContextResponse(BaseModel):
@@ -68,6 +86,7 @@ class ContextResponse(BaseModel):
     summarized: bool
     warnings: list[str]
     explain: list[ExplainItem] | None = Field(None, description="Only with explain=true.")
+    dry_run: DryRunRead | None = Field(None, description="Only with dry_run=true.")
 
 
 class ContextQuery(QueryOverrides):
@@ -85,4 +104,9 @@ class ContextQuery(QueryOverrides):
         False,
         description="Look only: implies summarize=never and leaves the session untouched "
         "(no fold, and the served context is not recorded for usage.cache or POST …/usage).",
+    )
+    dry_run: bool = Field(
+        False,
+        description="The context the same request without dry_run would serve, fold included, "
+        "with nothing stored (no summary, lease or record); see the response's `dry_run`.",
     )

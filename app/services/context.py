@@ -4,8 +4,9 @@ POST …/summarize.
 Loading stays flat in the session's length: the engine needs only the messages after the
 summary (`seq > summary_through_seq`) and the pinned first user message, both read on the
 (session_id, seq) index with stored token counts (never re-counted). `messages_total` comes
-from the gap-free seq counter (`last_seq − cleared_through_seq`). Every message after the
-clear marker is read only for `explain=true`.
+from the gap-free seq counter (`last_seq − cleared_through_seq`). `explain=true` also lists
+the messages the summary covers: read as id, seq and tokens only, and never given to the
+engine, so an explained context of a long session costs one narrow index read more.
 
 No transaction is held across the summarizer: each read and write is its own short unit of
 work on `app.state.sessionmaker`, and the fold itself is coordinated by `FoldCoordinator`
@@ -20,7 +21,7 @@ import asyncio
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -40,6 +41,7 @@ from app.repositories.context import (
     MAX_PINNED_PAGE,
     PINNED_PAGE,
     ContextRepository,
+    Covered,
     SessionVersion,
     session_version,
 )
@@ -62,6 +64,7 @@ from app.services.prompt_cache import (
     settings_fingerprint,
 )
 from app.services.sessions import summary_state
+from app.summarizers.factory import has_llm, resolve_strategy
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
 
@@ -99,6 +102,7 @@ class ContextOptions:
     focus: str | None = None
     trigger: str | None = None  # history-row trigger; default from the mode
     record_served: bool = True  # remember the estimate for POST …/usage (not for a manual fold)
+    dry_run: bool = False  # the fold this request would make, computed and never stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +130,10 @@ class Snapshot:
     last_served: dict[str, Any]
     version: SessionVersion  # validates a cached response (app/services/response_cache.py)
     removed: int  # messages removed after the clear marker (DELETE …/messages/last)
-    explain: bool  # `messages` holds every message after the clear marker
+    explain: bool
+    covered: tuple[Covered, ...] = ()
+    """With explain: the messages after the clear marker the summary covers (the pinned one
+    too, which `messages` holds as well)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +154,20 @@ class Served:
     shape changed, else the record it extends."""
     settled: bool
     """No fold left to make: the same request again serves this context, unfolded."""
+    dry_run: DryRunFold
+    """With `dry_run`: the fold the next request makes, and whether this context shows it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunFold:
+    """What a dry run did about the fold the request would make: `none` (no fold is due),
+    `computed` (folded in memory: the context shown is the one after it) or `skipped` (the
+    summarizer is an external model, never called by a dry run: the context shown is the
+    fitted one, from before the fold)."""
+
+    fold: Literal["none", "computed", "skipped"]
+    messages_folded: int = 0
+    strategy: str | None = None
 
 
 def _small(snapshot: Snapshot) -> bool:
@@ -214,9 +235,10 @@ class ContextAssembler:
         """The context for `session_id`, folding first when the budget requires it. `base`, a
         snapshot a context of the same query was assembled from, spares reading again the
         messages it holds when the session only had appends since."""
-        mode, fold, folded = options.mode, None, 0
+        mode, fold, folded, dry_run = options.mode, None, 0, DryRunFold("none")
+        in_memory: Snapshot | None = None
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
-            snapshot = await self._load(session_id, options, base)
+            snapshot = in_memory or await self._load(session_id, options, base)
             base = snapshot
             info = self.registry.get(options.model or snapshot.session_model)
             model = options.model or snapshot.session_model
@@ -228,10 +250,16 @@ class ContextAssembler:
             result = await self._assembled(snapshot, info, options, mode, anchor)
             # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
-            if job is None and fold is None and mode == "auto":
+            if job is None and fold is None and mode == "auto" and not options.dry_run:
                 await self._fold_ahead(snapshot, info, options, result, anchor)
             if job is None:
                 break
+            if options.dry_run:
+                in_memory, dry_run = await self._fold_in_memory(snapshot, job, info)
+                if in_memory is None:
+                    break
+                mode = "auto" if mode == "force" else mode
+                continue
             if round_number == MAX_FOLD_ROUNDS:  # folds kept losing their race: say so
                 result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_UNLANDED))
                 break
@@ -276,8 +304,41 @@ class ContextAssembler:
             self.records.remember(key, record)
         settled = self._fold_job(snapshot, result, options, options.mode) is None
         return Served(
-            snapshot, result, model, info.family, fold, folded, cache, record, stored, settled
+            snapshot,
+            result,
+            model,
+            info.family,
+            fold,
+            folded,
+            cache,
+            record,
+            stored,
+            settled,
+            dry_run,
         )
+
+    async def _fold_in_memory(
+        self, snapshot: Snapshot, job: FoldJob, info: ModelInfo
+    ) -> tuple[Snapshot | None, DryRunFold]:
+        """`snapshot` as it will be once `job` is folded, the summary computed and not stored;
+        (None, skipped) when computing it would call an external model."""
+        strategy = resolve_strategy(job.strategy, self.settings)
+        if strategy != "rule" and has_llm(self.settings):
+            return None, DryRunFold("skipped", len(job.messages), strategy)
+        result = await self._coordinator(info).summarize(job)
+        summary = SummaryState(
+            text=result.text,
+            version=snapshot.summary_version + 1,
+            through_id=job.through_id,
+            through_seq=job.through_seq,
+            message_count=job.previous_message_count + len(job.messages),
+            tokens=result.tokens,
+            method=result.method,
+        )
+        # The snapshot's summary_* fields are the wire state's, prefixed.
+        fields = {f"summary_{name}": value for name, value in summary.model_dump().items()}
+        folded = dataclasses.replace(snapshot, summary=summary, **fields)
+        return folded, DryRunFold("computed", len(job.messages), strategy)
 
     async def _assembled(
         self,
@@ -338,13 +399,13 @@ class ContextAssembler:
     async def _load(
         self, session_id: str, options: ContextOptions, base: Snapshot | None = None
     ) -> Snapshot:
-        if self.driver_snapshot is not None:  # the same reads through the driver itself
+        # The same reads through the driver itself; explain's covered rows go the ORM's way.
+        if self.driver_snapshot is not None and not options.explain:
             after = base.version.last_seq if base is not None else 0
             try:
-                async with self.driver_snapshot(options.explain, after) as reads:
+                async with self.driver_snapshot(after) as reads:
                     row, calibrations = await reads.session_for_context(self.tenant, session_id)
-                    floor = row.cleared_through_seq if options.explain else row.summary_through_seq
-                    floor = max(floor, row.cleared_through_seq)
+                    floor = max(row.summary_through_seq, row.cleared_through_seq)
                     if _extends(base, row, options.explain):
                         floor = max(floor, after)
                     if reads.takes(row.last_seq - floor):
@@ -370,10 +431,15 @@ class ContextAssembler:
         if base is not None and _extends(base, row, options.explain, pin):
             # Only appends since `base`: its messages, then the new ones (one indexed read).
             new = await repo.messages_after(row.pk, base.version.last_seq)
-            messages = [*base.messages, *new]
+            messages, covered = [*base.messages, *new], base.covered
             CONTEXT_LOADS.labels("appended").inc()
         else:
-            messages = await self._messages(repo, row, context_settings, options.explain)
+            messages = await self._messages(repo, row, context_settings)
+            covered = ()
+            if options.explain:  # never read through the driver (`_load`)
+                assert isinstance(repo, ContextRepository)
+                floor = max(row.summary_through_seq, row.cleared_through_seq)
+                covered = tuple(await repo.covered(row.pk, row.cleared_through_seq, floor))
             CONTEXT_LOADS.labels("full").inc()
         calibration = calibrations.get(info.family)
         return Snapshot(
@@ -399,28 +465,33 @@ class ContextAssembler:
             version=session_version(row),
             removed=row.live_removed,
             explain=options.explain,
+            covered=covered,
         )
 
     @staticmethod
     async def _messages(
-        repo: ContextReads, row: Session, settings: ContextSettings, explain: bool
+        repo: ContextReads, row: Session, settings: ContextSettings
     ) -> list[Message]:
-        """The messages the engine needs (all after the clear marker for explain)."""
-        if explain:
-            return await repo.messages_after(row.pk, row.cleared_through_seq)
+        """The messages the engine needs: those after the summary, and the pinned one."""
         floor = max(row.summary_through_seq, row.cleared_through_seq)
         live = await repo.messages_after(row.pk, floor)
         if not settings.pin_first_message or floor <= row.cleared_through_seq:
             return live
+        pinned = await ContextAssembler._pinned(repo, row, floor)
+        return [pinned, *live] if pinned else live
+
+    @staticmethod
+    async def _pinned(repo: ContextReads, row: Session, floor: int) -> Message | None:
+        """The first pinnable user message the summary covers, or None."""
         cursor, limit = row.cleared_through_seq, PINNED_PAGE
         while page := await repo.user_messages_page(
             row.pk, after_seq=cursor, through_seq=floor, limit=limit
         ):
             for candidate in page:
                 if _pinnable(candidate):
-                    return [candidate, *live]
+                    return candidate
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
-        return live
+        return None
 
     @staticmethod
     def _fold_job(
@@ -465,4 +536,4 @@ class ContextAssembler:
         )
 
 
-__all__ = ["ContextAssembler", "ContextOptions", "Served", "Snapshot"]
+__all__ = ["ContextAssembler", "ContextOptions", "DryRunFold", "Served", "Snapshot"]

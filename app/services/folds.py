@@ -156,6 +156,11 @@ class FoldCoordinator:
         FOLDS_TOTAL.labels(job.trigger, result.method).inc()
         return FoldOutcome("folded", result, stats)
 
+    async def summarize(self, job: FoldJob) -> SummaryResult:
+        """The summary a fold of `job` would store, computed without a lease and never stored
+        (a dry run of GET …/context)."""
+        return await self._summarize(job, cached=False)
+
     async def _claim(self, job: FoldJob, owner: str) -> bool:
         now = self.clock()
         until = now + timedelta(seconds=self.settings.fold_lease_s)
@@ -205,9 +210,10 @@ class FoldCoordinator:
                 return False
             await asyncio.sleep(POLL_INTERVAL_S)
 
-    async def _summarize(self, job: FoldJob) -> SummaryResult:
+    async def _summarize(self, job: FoldJob, cached: bool = True) -> SummaryResult:
+        """`cached`: read and write the summary cache (never for rule, which is cheaper)."""
         strategy = job.strategy
-        cache = None if strategy == "rule" else DbSummaryCache(self.sessionmaker)
+        cache = DbSummaryCache(self.sessionmaker) if cached and strategy != "rule" else None
         request = SummaryRequest(
             messages=tuple(job.messages),
             previous_summary=job.previous_summary or None,

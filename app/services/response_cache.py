@@ -228,7 +228,7 @@ async def serve_context(
     key = cache_key(assembler.tenant, session_id, query, options) if cache.max_bytes else None
     stale = cache.get(key) if key is not None else None
     served = await assembler.serve(session_id, options, stale.snapshot if stale else None)
-    response = context_response(served, options.format, options.explain)
+    response = context_response(served, options)
     if key is not None:
         if served.settled:
             body = render(replayed(response, served))

@@ -191,7 +191,8 @@ class TestLoading:
         assert [m.seq for m in snapshot.messages] == [1, *range(through + 1, 41)]
         assert snapshot.messages_total == 40
         explained = await assembler._load("s", ContextOptions(explain=True))
-        assert [m.seq for m in explained.messages] == list(range(1, 41))
+        assert explained.messages == snapshot.messages  # the covered ones: no content read
+        assert [c.seq for c in explained.covered] == list(range(1, through + 1))
 
     async def test_pinned_message_found_behind_many_tool_results(
         self, app: FastAPI, client: httpx.AsyncClient, recorder: RecordingSummarizer

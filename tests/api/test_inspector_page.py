@@ -19,7 +19,8 @@ async def test_the_page_and_assets_need_no_key_but_the_api_does(make_client: Mak
     assert page.headers["content-type"].startswith("text/html")
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert '<script type="module" src="/inspect/static/app.js">' in page.text
-    for asset in ("app.js", "api.js", "diff.js", "inspector.css"):
+    assets = ("app.js", "api.js", "blocks.js", "diff.js", "dom.js", "panels.js", "request.js")
+    for asset in (*assets, "session.js", "virtual.js", "inspector.css"):
         response = await client.get(f"/inspect/static/{asset}")
         assert response.status_code == 200, asset
     assert (await client.get("/inspect/", follow_redirects=False)).status_code == 308
@@ -28,7 +29,18 @@ async def test_the_page_and_assets_need_no_key_but_the_api_does(make_client: Mak
     assert_error(await client.get("/inspector"), 401, "unauthorized")  # only the prefix is open
 
 
+# The providers' endpoints, shown in the request tab's curl line (text, never fetched).
+PROVIDER_URLS = {
+    "https://api.anthropic.com/v1/messages",
+    "https://api.openai.com/v1/chat/completions",
+    "https://api.openai.com/v1/responses",
+}
+
+
 def test_the_assets_load_nothing_from_elsewhere() -> None:
     for path in STATIC.iterdir():
         text = path.read_text("utf-8")
-        assert not re.search(r"https?://", text), path.name
+        urls = set(re.findall(r"https?://[^\s\"'`]*", text))
+        assert urls <= (PROVIDER_URLS if path.name == "request.js" else set()), path.name
+        if path.name == "request.js":  # only as the `url` of a provider, never loaded
+            assert "fetch(" not in text and "import(" not in text

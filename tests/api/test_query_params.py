@@ -58,7 +58,16 @@ async def test_context_typos_are_named(client: httpx.AsyncClient, query: str) ->
 
 
 def _context_keys() -> set[str]:
-    return {"model", "max_tokens", "format", "summarize", "explain", "preview", *SETTINGS_KEYS}
+    return {
+        "model",
+        "max_tokens",
+        "format",
+        "summarize",
+        "explain",
+        "preview",
+        "dry_run",
+        *SETTINGS_KEYS,
+    }
 
 
 async def test_unknown_keys_make_no_served_context_entry(

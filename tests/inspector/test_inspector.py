@@ -12,26 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.inspector.conftest import DEMO, KEY_A, KEY_B, OTHERS, SECRET
+from tests.inspector.conftest import DEMO, FOLD_DUE, KEY_A, KEY_B, SECRET, SEEDED
+from tests.inspector.pages import api, listed, number, open_session, sign_in
 from tests.support.servers import ROOT, Server
 
 pytestmark = pytest.mark.slow
 SCREENSHOTS = ROOT / "docs"
-
-
-def api(server: Server, path: str, key: str = KEY_A, **params: Any) -> Any:
-    response = httpx.get(
-        server.base_url + path,
-        params=params,
-        headers={"Authorization": f"Bearer {key}"},
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def number(text: str) -> int:
-    return int(re.sub(r"[^0-9]", "", text))
 
 
 @pytest.fixture
@@ -46,15 +32,8 @@ def page(browser: Any, server: Server) -> Iterator[Any]:
     assert errors == [], errors
 
 
-def sign_in(page: Any, server: Server, key: str = KEY_A, fragment: str = "") -> None:
-    page.goto(f"{server.base_url}/inspect{fragment}")
-    page.get_by_label("API key", exact=True).fill(key)
-    page.get_by_role("button", name="Use key").click()
-
-
 def open_demo(page: Any, server: Server) -> None:
-    sign_in(page, server, fragment=f"#/sessions/{DEMO}")
-    page.locator("#messages li.msg").first.wait_for()
+    open_session(page, server, DEMO)
 
 
 def test_asks_for_a_key_then_lists_only_the_tenants_sessions(page: Any, server: Server) -> None:
@@ -68,7 +47,9 @@ def test_asks_for_a_key_then_lists_only_the_tenants_sessions(page: Any, server: 
     page.get_by_role("heading", name="Sessions").wait_for()
     rows = page.locator("table.sessions tbody tr")
     listed = rows.evaluate_all("rows => rows.map(r => r.dataset.session)")
-    assert sorted(listed) == sorted([DEMO, *OTHERS])  # never beta's session
+    own = [s["id"] for s in api(server, "/sessions", limit=200)["sessions"]]
+    assert sorted(listed) == sorted(own) and set(SEEDED) <= set(listed)
+    assert SECRET not in listed  # never beta's session
     page.get_by_label("Sort by").select_option("messages")
     listed_as(page, "messages|")
     counts = rows.evaluate_all("rows => rows.map(r => Number(r.cells[2].innerText))")
@@ -98,7 +79,7 @@ def test_sorting_by_tokens_over_several_pages_is_the_apis_order(page: Any, serve
         expected += [s["id"] for s in body["sessions"]]
         if not (cursor := body["next_cursor"]):
             break
-    assert len(expected) == 1 + len(OTHERS)
+    assert set(SEEDED) <= set(expected)
     sign_in(page, server, fragment="?page_size=1")
     page.get_by_role("heading", name="Sessions").wait_for()
     page.get_by_label("Sort by").select_option("tokens")
@@ -120,7 +101,7 @@ def test_sorting_by_tokens_over_several_pages_is_the_apis_order(page: Any, serve
 
 def test_the_bar_and_every_status_match_the_api(page: Any, server: Server) -> None:
     open_demo(page, server)
-    context = api(server, f"/sessions/{DEMO}/context", explain="true", preview="true")
+    context = api(server, f"/sessions/{DEMO}/context", explain="true", dry_run="true")
     usage = context["usage"]
     legend = page.locator("#usage-legend")
     for part, field in [
@@ -141,57 +122,61 @@ def test_the_bar_and_every_status_match_the_api(page: Any, server: Server) -> No
     assert segments["summary"] == usage["summary_tokens"] > 0
     assert segments["messages"] == usage["message_tokens"]
     assert page.get_by_role("group", name=re.compile("Budget of")).count() == 1
-
-    statuses = page.locator("#messages li.msg").evaluate_all(
-        "rows => Object.fromEntries(rows.map(r => [r.dataset.id, r.dataset.status]))"
+    # Focusing a part of the bar says what it is, on screen.
+    page.locator(".bar .seg.summary").focus()
+    assert (
+        f"Summary: {usage['summary_tokens']:,} tokens" in page.locator("#bar-readout").inner_text()
     )
+
     expected = {e["id"]: e["status"] for e in context["explain"] if e["status"] != "synthetic"}
+    page.locator("#toggle-summarized").click()
+    # Sent messages first, then the summarized ones, grouped.
+    order = page.locator(".vlist-inner > *").evaluate_all(
+        "rows => rows.sort((a, b) => Number(a.getAttribute('aria-posinset')) -"
+        " Number(b.getAttribute('aria-posinset'))).map(r => r.dataset.group || r.dataset.status)"
+    )
+    assert order[0] == "sent" and order.index("summarized") > order.index("included")
+    statuses = {key: row["status"] for key, row in listed(page).items()}
     assert statuses == expected
     assert {"summarized", "included"} <= set(statuses.values())
     # Tool calls link to their results and back.
-    first_call = page.locator("a.pair", has_text="→ result").first
+    page.locator(".vlist").evaluate("list => (list.scrollTop = 0)")
+    page.locator(".group-sent").wait_for()
+    first_call = page.locator("a.pair", has_text="→ result").first.element_handle()
     target = first_call.get_attribute("href")
     assert target is not None
     first_call.click()
     assert page.evaluate("document.activeElement.id") == target[1:]
     # Filters: only summarized messages, then only the assistant's.
-    for name in ("included", "pruned", "truncated", "dropped"):
+    for name in ("included",):
         page.locator(f"button.chip[data-filter={name}]").click()
-    visible = page.locator("#messages li.msg:visible")
-    assert visible.count() == list(expected.values()).count("summarized")
+    rows = listed(page)
+    assert len(rows) == list(expected.values()).count("summarized")
     page.get_by_label("Role").select_option("assistant")
-    assert set(visible.evaluate_all("rows => rows.map(r => r.dataset.role)")) == {"assistant"}
+    page.locator("#shown", has_text="listed").wait_for()
+    assert {row["role"] for row in listed(page).values()} == {"assistant"}
     # The summary history: every version, each with a diff against the previous one.
     history = api(server, f"/sessions/{DEMO}/summaries")["summaries"]
+    page.locator("#history details.version").first.wait_for()
     assert page.locator("#history details.version").count() == len(history) >= 1
-    assert page.locator("#cache-reason").inner_text() == context["usage"]["cache"]["reason"]
+    assert page.locator("#cache-reason").inner_text() == usage["cache"]["reason"]
 
 
-def test_the_budget_preview_changes_the_context_but_not_the_session(
-    page: Any, server: Server
-) -> None:
+def test_another_budget_is_a_dry_run_labelled_as_such(page: Any, server: Server) -> None:
     before = api(server, f"/sessions/{DEMO}")["summary"]["version"]
     open_demo(page, server)
     page.get_by_label("Budget in tokens").fill("700")
     page.get_by_label("Budget in tokens").press("Enter")
-    page.locator("#mode.preview").wait_for()
+    page.locator("#mode.preview", has_text="max_tokens=700").wait_for()
     page.locator("[data-usage=budget] dd", has_text="700").wait_for()
-    preview = api(
-        server, f"/sessions/{DEMO}/context", explain="true", preview="true", max_tokens=700
-    )
-    statuses = page.locator("#messages li.msg").evaluate_all(
-        "rows => Object.fromEntries(rows.map(r => [r.dataset.id, r.dataset.status]))"
-    )
-    assert statuses == {
-        e["id"]: e["status"] for e in preview["explain"] if e["status"] != "synthetic"
-    }
-    assert "dropped" in statuses.values()
-    assert page.locator("#messages li.msg.changed").count() > 0
+    dry = api(server, f"/sessions/{DEMO}/context", explain="true", dry_run="true", max_tokens=700)
+    page.locator("#toggle-summarized").click()
+    statuses = {key: row["status"] for key, row in listed(page).items()}
+    assert statuses == {e["id"]: e["status"] for e in dry["explain"] if e["status"] != "synthetic"}
     assert (
-        number(page.locator("[data-usage=total] dd").inner_text())
-        == preview["usage"]["total_tokens"]
+        number(page.locator("[data-usage=total] dd").inner_text()) == dry["usage"]["total_tokens"]
     )
-    # Another model, same rule: a preview, and nothing stored changes.
+    # Another model, same rule, and nothing stored changes.
     page.get_by_label("Model").select_option("gpt-4o")
     page.locator("[data-usage=window] dd", has_text="128,000").wait_for()
     assert api(server, f"/sessions/{DEMO}")["summary"]["version"] == before
@@ -244,12 +229,12 @@ def test_fold_now_with_a_focus_and_clear_ask_first(page: Any, server: Server) ->
     page.get_by_role("button", name="Fold now…").click()
     page.get_by_label("Focus (optional)").fill("keep the step numbers")
     page.get_by_role("dialog").get_by_role("button", name="Fold").click()
-    page.get_by_text("Folded").wait_for()
+    page.locator("#action-status", has_text="Folded").wait_for()
     after = api(server, f"/sessions/{SECRET}", key=KEY_B)["summary"]
     assert after is not None and after["method"] != "clear"
     page.get_by_role("button", name="Clear context…").click()
     page.get_by_role("dialog").get_by_role("button", name="Clear").click()
-    page.get_by_text("Cleared.").wait_for()
+    page.locator("#action-status", has_text="Cleared.").wait_for()
     history = api(server, f"/sessions/{SECRET}/summaries", key=KEY_B)["summaries"]
     assert history[0]["method"] == "clear"
 
@@ -260,11 +245,11 @@ def test_phone_width_and_keyboard(browser: Any, server: Server, width: int) -> N
     page = context.new_page()
     try:
         sign_in(page, server, fragment=f"#/sessions/{DEMO}")
-        page.locator("#messages li.msg").first.wait_for()
+        page.locator(".vlist article.msg").first.wait_for()
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0
         page.goto(f"{server.base_url}/inspect#/sessions/{DEMO}")
-        page.locator("#messages li.msg").first.wait_for()
+        page.locator(".vlist article.msg").first.wait_for()
         reached = set()
         for _ in range(40):
             page.keyboard.press("Tab")
@@ -289,12 +274,8 @@ def test_screenshots(browser: Any, server: Server, request: pytest.FixtureReques
         page.locator("table.sessions").wait_for()
         if scheme == "light":
             page.screenshot(path=str(SCREENSHOTS / "inspector-sessions.png"))
-        page.goto(f"{server.base_url}/inspect#/sessions/{DEMO}")
-        page.locator("#messages li.msg").first.wait_for()
-        page.get_by_label("Budget in tokens").fill("700")
-        page.get_by_label("Budget in tokens").press("Enter")
-        page.locator("#mode.preview").wait_for()
-        page.locator("[data-usage=budget] dd", has_text="700").wait_for()
+        page.goto(f"{server.base_url}/inspect#/sessions/{FOLD_DUE}")
+        page.locator(".vlist article.msg .body").first.wait_for()
         page.screenshot(path=str(SCREENSHOTS / f"inspector-session-{scheme}.png"))
         context.close()
     for path in Path(SCREENSHOTS).glob("inspector-*.png"):

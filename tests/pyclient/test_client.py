@@ -183,7 +183,12 @@ async def test_context_folds_and_summaries_are_listed(fw: AsyncView) -> None:
 
     preview = await fw.context(sid, max_tokens=700, preview=True)
     assert not preview.summarized and preview.summary is None
+    assert preview.dry_run is None
+    dry = await fw.context(sid, max_tokens=700, strategy="rule", prune_at_least=0, dry_run=True)
+    assert dry.dry_run is not None and dry.dry_run["fold"] == "computed"
+    assert dry.summarized and dry.summary is not None and dry.summary["version"] == 1
     ctx = await fw.context(sid, max_tokens=700, strategy="rule", prune_at_least=0)
+    assert ctx.messages == dry.messages  # what the dry run showed, now stored
     assert ctx.summarized and ctx.summary is not None and ctx.summary["version"] == 1
     assert ctx.usage["total_tokens"] <= ctx.usage["budget"] == 700
     assert ctx.messages_included < ctx.messages_total == 16

@@ -24,6 +24,7 @@ SCHEMAS = {
     "Calibration": "CalibrationRead",
     "ContextSettings": "ContextOverrides",
     "ContextUsage": "ContextUsage",
+    "DryRun": "DryRunRead",
     "ExplainItem": "ExplainItem",
     "MessagePage": "MessagePage",
     "ModelInfo": "ModelRead",

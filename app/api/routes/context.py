@@ -41,7 +41,7 @@ async def get_context(
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
     A repeat of an unchanged context is served from the replica's cache before it gets here
-    (app/api/served_context.py); a preview never is."""
+    (app/api/served_context.py); a preview or dry run never is."""
     return await _context(request, session_id, assembler, response_cache, query)
 
 
@@ -59,7 +59,8 @@ async def _context(
         mode="never" if query.preview else query.summarize,
         explain=query.explain,
         overrides=query.model_dump(include=set(SETTINGS_KEYS), exclude_none=True),
-        record_served=not query.preview,
+        record_served=not (query.preview or query.dry_run),
+        dry_run=query.dry_run,
     )
     raw_query: bytes = request.scope["query_string"]
     body = await serve_context(response_cache, assembler, session_id, raw_query, options)

@@ -219,7 +219,7 @@ export interface paths {
          * @description The history to send next, under the budget; folds first when it must
          *     (docs/reference.md §Assembly).
          *     A repeat of an unchanged context is served from the replica's cache before it gets here
-         *     (app/api/served_context.py); a preview never is.
+         *     (app/api/served_context.py); a preview or dry run never is.
          */
         get: operations["get_context_sessions__session_id__context_get"];
         put?: never;
@@ -584,6 +584,8 @@ export interface components {
              * @description Only with explain=true.
              */
             explain?: components["schemas"]["ExplainItem"][] | null;
+            /** @description Only with dry_run=true. */
+            dry_run?: components["schemas"]["DryRunRead"] | null;
         };
         /** ContextUsage */
         ContextUsage: {
@@ -649,6 +651,28 @@ export interface components {
             /** Model */
             model: string;
         };
+        /**
+         * DryRunRead
+         * @description What a dry run (`dry_run=true`) found about the fold the same request would make.
+         */
+        DryRunRead: {
+            /**
+             * Fold
+             * @description none: the next request does not fold. computed: it does, and this response is the context after that fold (summary computed by the rule summarizer, not stored). skipped: it does, with an external model a dry run never calls; this response is the fitted context from before the fold (POST …/summarize folds now).
+             * @enum {string}
+             */
+            fold: "none" | "computed" | "skipped";
+            /**
+             * Messages Folded
+             * @description Messages the fold reads (0 when none).
+             */
+            messages_folded: number;
+            /**
+             * Strategy
+             * @description The summarizer strategy the fold uses.
+             */
+            strategy: string | null;
+        };
         /** ErrorBody */
         ErrorBody: {
             /** Code */
@@ -665,7 +689,10 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
-        /** ExplainItem */
+        /**
+         * ExplainItem
+         * @description One message's part in the context: its status and the tokens it counts.
+         */
         ExplainItem: {
             /** Id */
             id: string;
@@ -2166,6 +2193,8 @@ export interface operations {
                 explain?: boolean;
                 /** @description Look only: implies summarize=never and leaves the session untouched (no fold, and the served context is not recorded for usage.cache or POST …/usage). */
                 preview?: boolean;
+                /** @description The context the same request without dry_run would serve, fold included, with nothing stored (no summary, lease or record); see the response's `dry_run`. */
+                dry_run?: boolean;
             };
             header?: never;
             path: {

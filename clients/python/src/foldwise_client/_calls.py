@@ -158,6 +158,7 @@ def context(
     summarize: SummarizeMode | None,
     explain: bool | None,
     preview: bool | None,
+    dry_run: bool | None,
     settings: ContextSettings,
 ) -> Call[Context]:
     given = _given(
@@ -167,6 +168,7 @@ def context(
         summarize=summarize,
         explain=explain,
         preview=preview,
+        dry_run=dry_run,
         **settings,
     )
     params = {k: _query(v) for k, v in given.items()}

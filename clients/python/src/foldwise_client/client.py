@@ -211,11 +211,20 @@ class Foldwise:
         summarize: SummarizeMode | None = None,
         explain: bool | None = None,
         preview: bool | None = None,
+        dry_run: bool | None = None,
         **settings: Unpack[ContextSettings],
     ) -> Context:
         return self._run(
             _calls.context(
-                session_id, model, max_tokens, format, summarize, explain, preview, settings
+                session_id,
+                model,
+                max_tokens,
+                format,
+                summarize,
+                explain,
+                preview,
+                dry_run,
+                settings,
             )
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from foldwise_client.types import ContextUsage, ExplainItem, Format, SummaryState
+from foldwise_client.types import ContextUsage, DryRun, ExplainItem, Format, SummaryState
 
 
 class FormatMismatchError(ValueError):
@@ -35,6 +35,8 @@ class Context:
     summary: SummaryState | None = None
     summarized: bool = False
     explain: list[ExplainItem] | None = None
+    dry_run: DryRun | None = None
+    """With `dry_run=True`: whether the request folds, and if the body shows the fold."""
     pruned: list[int] = field(default_factory=list)
     dropped: list[int] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -55,6 +57,7 @@ class Context:
             summary=body.get("summary"),
             summarized=body.get("summarized", False),
             explain=body.get("explain"),
+            dry_run=body.get("dry_run"),
             pruned=body.get("pruned", []),
             dropped=body.get("dropped", []),
             raw=body,

@@ -139,6 +139,15 @@ class ExplainItem(TypedDict):
     tokens: int
 
 
+class DryRun(TypedDict):
+    """`dry_run=true`: the fold the same request would make (none, computed, or skipped: a
+    fold by an external model, which a dry run never calls)."""
+
+    fold: Literal["none", "computed", "skipped"]
+    messages_folded: int
+    strategy: str | None
+
+
 class SummarizeResult(TypedDict):
     session_id: str
     folded: bool
