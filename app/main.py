@@ -233,7 +233,7 @@ def create_app(
             max_age=600,
         )
     app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
-    app.add_middleware(MetricsMiddleware)
+    app.add_middleware(MetricsMiddleware, access_log=settings.access_log)
 
     features = (health, sessions, messages, tokens, context, assemble_context, summaries)
     for module in (*features, calibration, summarize_context):

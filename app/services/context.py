@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.context_settings import ContextSettings, resolve_settings
 from app.core.db import read_scope, session_scope
+from app.core.logging import get_logger, log_event
 from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
@@ -64,6 +65,8 @@ from app.services.prompt_cache import (
 from app.services.sessions import summary_state
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
+
+log = get_logger("foldwise.context")
 
 # Load → assemble → fold rounds per request: one fold (at most: version + 1), plus one re-read
 # after losing a race; a third plan is served as the engine's fitted fallback instead.
@@ -177,6 +180,14 @@ def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | Non
     )
 
 
+def _stored_tokens(snapshot: Snapshot, result: AssemblyResult) -> int:
+    """The context's size before pruning or folding: system prompt, tools, the summary and
+    every live message at its stored count."""
+    live = sum(m.tokens for m in snapshot.messages if m.seq > snapshot.summary_through_seq)
+    usage = result.usage
+    return usage.system_tokens + usage.tools_tokens + snapshot.summary_tokens + live
+
+
 def _pinnable(message: Message) -> bool:
     """The engine's pinned-message rule: a user message that is not only tool results."""
     return message.role == "user" and not message.result_ids and not is_empty(message)
@@ -266,6 +277,16 @@ class ContextAssembler:
         cache = compare(
             self.records.previous(key, recorded), record, result, snapshot.summary_method
         )
+        if cache.reason == "prune" or (cache.reason == "first" and result.pruned):
+            log_event(
+                log,
+                "prune",
+                session=snapshot.external_id,
+                pruned=len(result.pruned),
+                tokens_before=_stored_tokens(snapshot, result),
+                tokens_after=result.usage.estimated_tokens,
+                reason="over budget",
+            )
         stored = recorded
         # Written only when its shape changed: a read after appends writes nothing.
         if options.record_served:
@@ -440,6 +461,7 @@ class ContextAssembler:
         live = [m for m in snapshot.messages if m.seq > snapshot.summary_through_seq]
         return FoldJob(
             session_pk=snapshot.pk,
+            session_id=snapshot.external_id,
             version=snapshot.summary_version,
             previous_summary=snapshot.summary_text,
             previous_tokens=snapshot.summary_tokens,
@@ -450,10 +472,7 @@ class ContextAssembler:
             trigger=options.trigger or plan.trigger,
             strategy=snapshot.strategy,
             max_summary_tokens=share,
-            tokens_before=result.usage.system_tokens
-            + result.usage.tools_tokens
-            + snapshot.summary_tokens
-            + sum(m.tokens for m in live),
+            tokens_before=_stored_tokens(snapshot, result),
             messages_before=len(live),
             focus=options.focus,
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 from app.core.settings import Settings
 from app.engine.types import Message
+from app.services.folds import note_fallback
 from app.services.stateless_counts import count_all, parse_messages
 from app.summarizers.base import SummaryCache, SummaryRequest
 from app.summarizers.factory import open_summarizer, strategy_used
@@ -54,6 +55,7 @@ async def summarize_transcript(
         strategy, settings=settings, counter=counter, cache=cache
     ) as summarizer:
         result = await summarizer.summarize(request)
+    note_fallback(result, "-")
     return {
         "summary": result.text,
         "summary_tokens": result.tokens,
