@@ -29,7 +29,7 @@ class Settings(BaseSettings, ContextSettings):
     cors_origins: Annotated[list[str], NoDecode] = []
     # JSON file (or inline JSON list) of extra/overriding model registry entries.
     models_file: str | None = None
-    default_model: str = "claude-sonnet-4-5"
+    default_model: str = "claude-sonnet-4-6"
 
     summary_model: str = "claude-haiku-4-5"
     summary_timeout_s: float = Field(30.0, gt=0)

@@ -261,6 +261,8 @@ class ContextAssembler:
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
+        if info.warning:  # a model of a known family, counted with the family's rules
+            result = dataclasses.replace(result, warnings=(info.warning, *result.warnings))
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
         fingerprint = settings_fingerprint(
             options.format, snapshot.context_settings, snapshot.system_prompt, snapshot.tools

@@ -31,11 +31,20 @@ def count_tokens(
     if body.tools:
         tokens += counter.count_tools(validate_tools(body.tools))
     return CountTokensResponse(
-        tokens=tokens, encoding=counter.encoding_name, exact=model.exact, model=model.name
+        tokens=tokens,
+        encoding=counter.encoding_name,
+        exact=model.exact,
+        model=model.name,
+        warnings=[model.warning] if model.warning else [],
     )
 
 
 @router.get("/models")
 async def list_models(_tenant: Tenant, registry: RegistryDep) -> ModelList:
     """The model registry (app/data/models.json plus FOLDWISE_MODELS_FILE overrides)."""
-    return ModelList(models=[ModelRead.model_validate(info) for info in registry.all()])
+    return ModelList(
+        models=[
+            ModelRead.model_validate({**vars(info), "deprecated": info.retires is not None})
+            for info in registry.all()
+        ]
+    )
