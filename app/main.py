@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.api.docs import mount_docs
 from app.api.routes import (
     assemble_context,
     calibration,
@@ -199,6 +200,8 @@ def create_app(
         version="0.1.0",
         summary="Keeps long LLM conversations inside the model's context window.",
         lifespan=lifespan,
+        docs_url=None,  # served by mount_docs, from packaged assets
+        redoc_url=None,
         dependencies=[Depends(reject_unknown_query)],  # every route: unknown query keys are 422
     )
     app.state.settings = settings
@@ -239,6 +242,7 @@ def create_app(
     for module in (*features, calibration, summarize_context):
         app.include_router(module.router)
     mount_inspector(app)
+    mount_docs(app, keys_required=not keyring.is_open)
     return app
 
 
