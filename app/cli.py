@@ -268,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.errors import FoldwiseError
     from app.core.security import ApiKeyConfigError
     from app.core.startup import explain
+    from app.core.tracing import TracingUnavailable
     from app.tokens.registry import ModelRegistryError
 
     args = build_parser().parse_args(argv)
@@ -297,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         reason = explain(exc, settings.database_url)
         if reason is not None:
             return _fail(reason)
-        if isinstance(exc, OSError | ValueError | ApiKeyConfigError | ModelRegistryError):
+        known = (OSError, ValueError, ApiKeyConfigError, ModelRegistryError, TracingUnavailable)
+        if isinstance(exc, known):
             return _fail(str(exc))
         raise
 

@@ -38,6 +38,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.core.tracing import telemetry, traced_engine, tracing_configured
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
@@ -189,7 +190,8 @@ def create_app(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
             )
         try:
-            yield
+            with traced_engine(engine, traced):
+                yield
         finally:
             await background_folds.close()
             await served_cache.reader.close()
@@ -203,7 +205,9 @@ def create_app(
         docs_url=None,  # served by mount_docs, from packaged assets
         redoc_url=None,
         dependencies=[Depends(reject_unknown_query)],  # every route: unknown query keys are 422
+        telemetry=telemetry(settings),  # request spans when tracing is configured (tracing.py)
     )
+    traced = tracing_configured(settings)
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry

@@ -73,6 +73,9 @@ class Settings(BaseSettings, ContextSettings):
     log_format: LogFormat = "text"
     # One line per request (route template, status, duration, tenant), from MetricsMiddleware.
     access_log: bool = True
+    # OpenTelemetry spans (app/core/tracing.py, the `otel` extra); an OTLP endpoint in the
+    # standard OTEL_EXPORTER_OTLP_* variables turns them on too.
+    tracing: bool = False
     # Served-context cache per process (app/services/served_cache.py): bodies of up to a few
     # hundred KB each, so 64 MiB holds hundreds of sessions; 0 turns it off.
     context_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)

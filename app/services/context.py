@@ -29,6 +29,7 @@ from app.core.db import read_scope, session_scope
 from app.core.logging import get_logger, log_event
 from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
+from app.core.tracing import span
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import estimate_limit, summary_share
 from app.engine.calibration import Calibration
@@ -327,9 +328,21 @@ class ContextAssembler:
             calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
             prune_anchor_seq=anchor,
         )
-        if _small(snapshot):
-            return assemble(request, counter_for(info))
-        return await asyncio.to_thread(assemble, request, counter_for(info))
+        with span(
+            "foldwise.assemble", session=snapshot.external_id, mode=mode,
+            messages=len(snapshot.messages), model=info.name,
+        ) as record:  # fmt: skip
+            if _small(snapshot):
+                result = assemble(request, counter_for(info))
+            else:
+                result = await asyncio.to_thread(assemble, request, counter_for(info))
+            usage = result.usage
+            record(
+                budget=usage.budget, total_tokens=usage.total_tokens,
+                messages_included=result.messages_included, pruned=len(result.pruned),
+                fold_planned=result.fold_plan is not None,
+            )  # fmt: skip
+            return result
 
     async def _fold_ahead(
         self,

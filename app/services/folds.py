@@ -36,6 +36,7 @@ from app.core.db import session_scope
 from app.core.logging import get_logger, log_event
 from app.core.metrics import FOLDS_TOTAL, SUMMARIZER_CALLS, SUMMARIZER_FALLBACKS
 from app.core.settings import Settings
+from app.core.tracing import Record, span
 from app.engine.types import Message
 from app.models.base import utcnow
 from app.repositories.folds import FoldRepository, LeaseClaim, NewSummary
@@ -123,6 +124,15 @@ class FoldCoordinator:
         self.clock = clock
 
     async def run(self, job: FoldJob) -> FoldOutcome:
+        with span(
+            "foldwise.fold", session=job.session_id, version=job.version, trigger=job.trigger,
+            tokens_before=job.tokens_before, messages=len(job.messages),
+        ) as record:  # fmt: skip
+            outcome = await self._run(job)
+            record(outcome=outcome.status, **outcome.stats)
+            return outcome
+
+    async def _run(self, job: FoldJob) -> FoldOutcome:
         owner = new_owner()
         started = time.perf_counter()
         claim = await self._claim(job, owner)
@@ -245,10 +255,13 @@ class FoldCoordinator:
             resolve_strategy(strategy, self.settings) == "rule"
         )
         async with factory as summarizer:
-            if offload:
-                result = await asyncio.to_thread(asyncio.run, summarizer.summarize(request))
-            else:
-                result = await summarizer.summarize(request)
+            with span("foldwise.summarize", session=job.session_id, strategy=strategy or "auto",
+                      messages=len(job.messages)) as record:  # fmt: skip
+                if offload:
+                    result = await asyncio.to_thread(asyncio.run, summarizer.summarize(request))
+                else:
+                    result = await summarizer.summarize(request)
+                record_summary(record, result)
         note_fallback(result, job.session_id)
         return result
 
@@ -264,6 +277,14 @@ class FoldCoordinator:
             "messages_after": job.messages_before - len(job.messages),
             "messages_folded": len(job.messages),
         }
+
+
+def record_summary(record: Record, result: SummaryResult) -> None:
+    """A summarizer call's numbers on its span."""
+    record(
+        method=result.method, summary_tokens=result.tokens, tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out, cached=result.cached, fallback=result.fallback or "",
+    )  # fmt: skip
 
 
 def note_fallback(result: SummaryResult, session_id: str) -> None:
