@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from app.core.errors import FoldwiseError
     from app.core.security import ApiKeyConfigError
-    from app.core.startup import explain
+    from app.core.startup import MigrationNeeded, explain
     from app.core.tracing import TracingUnavailable
     from app.tokens.registry import ModelRegistryError
 
@@ -298,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         reason = explain(exc, settings.database_url)
         if reason is not None:
             return _fail(reason)
-        known = (OSError, ValueError, ApiKeyConfigError, ModelRegistryError, TracingUnavailable)
+        known = (
+            OSError, ValueError, ApiKeyConfigError, ModelRegistryError, TracingUnavailable,
+            MigrationNeeded,
+        )  # fmt: skip
         if isinstance(exc, known):
             return _fail(str(exc))
         raise

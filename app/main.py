@@ -38,6 +38,7 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.core.startup import check_schema
 from app.core.tracing import telemetry, traced_engine, tracing_configured
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
@@ -181,6 +182,11 @@ def create_app(
         for encoding in {model.encoding for model in registry.all()}:
             await asyncio.to_thread(counter_for_encoding, encoding)
         engine = create_engine(settings.database_url)
+        try:
+            await check_schema(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
         served_cache.reader = open_stamp_reader(engine)

@@ -7,15 +7,61 @@ without its password), or None for a failure it does not know, which keeps its t
 
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import make_url
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.core.db import alembic_config
+from app.core.logging import get_logger
+
+log = get_logger("foldwise.startup")
 
 URL_FORMS = "sqlite:///path.db or postgresql://user:password@host:5432/database"
 # PostgreSQL error codes (SQLSTATE) met at connect time.
 _MISSING_DATABASE = "3D000"
 _MISSING_ROLE = "28000"
 _WRONG_PASSWORD = "28P01"
+
+
+class MigrationNeeded(RuntimeError):
+    """The database's schema is not the one this Foldwise was written for."""
+
+
+@functools.cache
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    assert head is not None, "no migration scripts found"
+    return head
+
+
+async def check_schema(engine: AsyncEngine) -> None:
+    """MigrationNeeded unless the database is at the latest schema revision: an app started
+    without `foldwise serve` (which migrates first), e.g. by `uvicorn --factory`, says so at
+    start instead of failing its first requests."""
+    from alembic.runtime.migration import MigrationContext
+
+    try:
+        async with engine.connect() as connection:
+            current = await connection.run_sync(
+                lambda sync: MigrationContext.configure(sync).get_current_revision()
+            )
+    except (DBAPIError, OSError) as exc:
+        # Unreachable now: the service starts anyway (/readyz and requests answer 503 until
+        # the database is back), as it would if the database went away later.
+        log.warning("database unreachable at start, schema not checked: %s", type(exc).__name__)
+        return
+    if current != head_revision():
+        shown = engine.url.render_as_string(hide_password=True)
+        raise MigrationNeeded(
+            f"the database at {shown} is at schema revision {current or 'none (empty)'}, this "
+            f"Foldwise needs {head_revision()}: run `foldwise migrate` (`foldwise serve` "
+            "migrates by itself)"
+        )
 
 
 def _url(raw: str) -> URL | None:

@@ -3,6 +3,7 @@ exit status 2 (app/core/startup.py, app/cli.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import subprocess
@@ -105,3 +106,18 @@ def test_help_describes_every_option_with_its_default() -> None:
     assert "(default: http://127.0.0.1:8000)" in help_text("demo")
     assert "--model MODEL model whose tokenizer counts" in help_text("count")
     assert "(default: auto)" in help_text("summarize")
+
+
+async def test_an_app_on_an_unmigrated_database_says_to_migrate(tmp_path: Path) -> None:
+    from app.core.startup import MigrationNeeded, head_revision
+    from app.main import create_app
+    from tests.conftest import make_settings
+
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'empty.db'}"))
+    with pytest.raises(MigrationNeeded, match="run `foldwise migrate`") as raised:
+        async with app.router.lifespan_context(app):
+            pass
+    assert "revision none (empty)" in str(raised.value) and head_revision() in str(raised.value)
+    await asyncio.to_thread(upgrade_database, f"sqlite:///{tmp_path / 'empty.db'}")
+    async with app.router.lifespan_context(app):  # migrated: it starts
+        pass
