@@ -48,7 +48,7 @@ _FIELDS = (
 )
 # What may follow an entry's name in the id of one of its snapshots: a date (20250929,
 # 2024-07-18), a four-digit version (gpt-4-0613), `latest`, or anything after `@` or `:`.
-_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}|latest)$|[@:].*$")
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}|latest)\Z|[@:].*\Z", re.DOTALL)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Close names an UnknownModel message suggests, and how alike they must be (difflib ratio).
 _SUGGESTIONS = 3
