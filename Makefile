@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The port `make run` listens on (127.0.0.1) and `make demo` seeds: make run PORT=8001
+PORT   ?= 8000
 
 .PHONY: wrk install run demo screenshots test lint format migrate bench bench-profile bench-quality ts-client clean
 
@@ -17,12 +19,12 @@ $(STAMP): requirements.lock pyproject.toml clients/python/pyproject.toml
 	touch $(STAMP)
 
 run: install
-	$(BIN)/foldwise serve --host 127.0.0.1 --port 8000
+	$(BIN)/foldwise serve --host 127.0.0.1 --port $(PORT)
 
 # With `make run` going in another terminal: a folded demo session for the Inspector
-# (http://127.0.0.1:8000/inspect). FOLDWISE_DEMO_KEY=<key> when API keys are configured.
+# (http://127.0.0.1:$(PORT)/inspect). FOLDWISE_DEMO_KEY=<key> when API keys are configured.
 demo: install
-	$(BIN)/foldwise demo --url http://127.0.0.1:8000
+	$(BIN)/foldwise demo --url http://127.0.0.1:$(PORT)
 
 # Regenerates docs/inspector-*.png through the browser tests (needs /usr/bin/chromium).
 screenshots: install

@@ -4,18 +4,62 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
 
 from app.core.settings import Settings, get_settings
 
 EXIT_USAGE = 2
+MAX_PORT = 65535
 
 
 def _fail(message: str) -> int:
     print(f"foldwise: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default; a None default is described by the help text itself."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, exit 2; every option's help shows its default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Help)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"port must be a number from 1 to {MAX_PORT}: {text!r}")
+    return int(text)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1: {text!r}")
+    return int(text)
+
+
+def _settings_error(exc: ValidationError) -> str:
+    """The first invalid setting, named as its environment variable."""
+    first = exc.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else "settings"
+    env = field if field.isupper() else f"FOLDWISE_{field.upper()}"  # aliases: ANTHROPIC_*
+    return f"{env}: {first['msg']}"
 
 
 def read_transcript(source: str) -> list[dict[str, Any]]:
@@ -59,26 +103,37 @@ def cmd_serve(settings: Settings, host: str, port: int, workers: int) -> int:
             f"refusing to serve on {host} without API keys: set FOLDWISE_API_KEYS "
             "(tenant:key,...) or, to run open on purpose, FOLDWISE_ALLOW_OPEN=true"
         )
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     upgrade_database(settings.database_url)
     options: dict[str, Any] = {
         "host": host,
         "port": port,
         "proxy_headers": True,
         "server_header": False,
-        "log_level": settings.log_level.lower(),
-        # Off by default: one log line per request costs a third of the throughput of a
-        # cheap route (measured in bench/); /metrics counts every request anyway.
-        "access_log": settings.access_log,
+        "log_level": settings.log_level,
+        # uvicorn's loggers propagate to the root handler (one format); the access log is
+        # written by the app (app/core/metrics.py), with the route template and the tenant.
+        "log_config": None,
+        "access_log": False,
         # Read deadlines for headers and body (app/core/server.py), idle keep-alive limit.
         "http": "app.core.server:TimedHttpToolsProtocol",
         "timeout_keep_alive": settings.keep_alive_s,
     }
     if workers > 1:
-        uvicorn.run("app.main:create_app", factory=True, workers=workers, **options)
+        uvicorn.run("app.cli:worker_app", factory=True, workers=workers, **options)
     else:
         uvicorn.run(create_app(settings), **options)
     return 0
+
+
+def worker_app() -> Any:
+    """The app of one `serve --workers N` process, which configures its own logging."""
+    from app.core.logging import configure_logging
+    from app.main import create_app
+
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings)
 
 
 def cmd_count(settings: Settings, source: str, model_name: str | None) -> int:
@@ -123,6 +178,13 @@ def cmd_demo(url: str, api_key: str | None, session_id: str) -> int:
 
     try:
         seed_demo(url, api_key, session_id)
+    except httpx.HTTPStatusError as exc:
+        if exc.response.status_code == 401:
+            return _fail(
+                f"the server at {url} needs an API key: pass --key <key> or set "
+                "FOLDWISE_DEMO_KEY (a key of FOLDWISE_API_KEYS)"
+            )
+        return _fail(f"could not seed the demo session at {url}: {exc}")
     except httpx.HTTPError as exc:
         return _fail(f"could not seed the demo session at {url}: {exc}")
     print(
@@ -131,31 +193,72 @@ def cmd_demo(url: str, api_key: str | None, session_id: str) -> int:
     return 0
 
 
+def _transcript_command(commands: Any, name: str, what: str, route: str) -> argparse.ArgumentParser:
+    """A command that prints `what` of a transcript file, as `route` does it."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=f"print {what} of a transcript",
+        description=f"Print {what} of a transcript, as {route} it.",
+    )
+    parser.add_argument("file", help="JSON array, object with 'messages', or JSONL; '-' = stdin")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="foldwise", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="foldwise", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="apply migrations, then serve HTTP")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    serve = commands.add_parser(
+        "serve",
+        help="apply migrations, then serve HTTP",
+        description="Apply migrations to FOLDWISE_DATABASE_URL, then serve the API. Settings "
+        "come from FOLDWISE_* variables or .env (README.md, Configuration).",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on; a non-loopback one needs FOLDWISE_API_KEYS "
+        "(or FOLDWISE_ALLOW_OPEN=true)",
+    )
+    serve.add_argument("--port", type=_port, default=8000, help="TCP port (1-65535)")
+    serve.add_argument("--workers", type=_positive, default=1, help="uvicorn worker processes")
 
-    commands.add_parser("migrate", help="apply database migrations up to the latest revision")
+    commands.add_parser(
+        "migrate",
+        help="apply database migrations up to the latest revision",
+        description="Apply the migrations to FOLDWISE_DATABASE_URL (serve does it too).",
+    )
 
-    count = commands.add_parser("count", help="print the token count of a transcript")
-    count.add_argument("file", help="JSON array, object with 'messages', or JSONL; '-' = stdin")
-    count.add_argument("--model", default=None)
+    count = _transcript_command(commands, "count", "the token count", "POST /count-tokens counts")
+    count.add_argument(
+        "--model",
+        default=None,
+        help="model whose tokenizer counts (default: FOLDWISE_DEFAULT_MODEL)",
+    )
 
-    summarize = commands.add_parser("summarize", help="print a summary of a transcript")
-    summarize.add_argument("file", help="JSON array, object with 'messages', or JSONL; '-' = stdin")
+    summarize = _transcript_command(
+        commands, "summarize", "a summary", "POST /summarize-context makes"
+    )
     summarize.add_argument("--json", action="store_true", help="print the whole response")
-    summarize.add_argument("--strategy", choices=["auto", "rule", "llm", "hybrid"], default="auto")
-    summarize.add_argument("--max-summary-tokens", type=int, default=None)
+    summarize.add_argument(
+        "--strategy",
+        choices=["auto", "rule", "llm", "hybrid"],
+        default="auto",
+        help="summarizer: auto is llm with ANTHROPIC_API_KEY set, else rule",
+    )
+    summarize.add_argument(
+        "--max-summary-tokens",
+        type=_positive,
+        default=None,
+        help="upper bound of the summary (default: FOLDWISE_MAX_SUMMARY_TOKENS)",
+    )
 
     demo = commands.add_parser(
-        "demo", help="seed a folded demo session on a running server (for the Inspector)"
+        "demo",
+        help="seed a folded demo session on a running server (for the Inspector)",
+        description="Seed a folded demo session on a running server, then open /inspect.",
     )
-    demo.add_argument("--url", default="http://127.0.0.1:8000")
+    demo.add_argument("--url", default="http://127.0.0.1:8000", help="the running server")
     demo.add_argument("--key", default=None, help="API key (default: $FOLDWISE_DEMO_KEY)")
     demo.add_argument("--id", default="demo-agent", help="session id (recreated if present)")
     return parser
@@ -164,14 +267,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from app.core.errors import FoldwiseError
     from app.core.security import ApiKeyConfigError
+    from app.core.startup import MigrationNeeded, explain
+    from app.core.tracing import TracingUnavailable
+    from app.tokens.registry import ModelRegistryError
 
     args = build_parser().parse_args(argv)
     if args.command == "demo":
-        import os
-
         return cmd_demo(args.url, args.key or os.environ.get("FOLDWISE_DEMO_KEY"), args.id)
     try:
         settings = get_settings()
+    except ValidationError as exc:
+        return _fail(_settings_error(exc))
+    try:
         if args.command == "serve":
             return cmd_serve(settings, args.host, args.port, args.workers)
         if args.command == "migrate":
@@ -187,8 +294,17 @@ def main(argv: list[str] | None = None) -> int:
         )
     except FoldwiseError as exc:
         return _fail(f"{exc.code}: {exc.message}")
-    except (OSError, ValueError, ApiKeyConfigError) as exc:
-        return _fail(str(exc))
+    except Exception as exc:
+        reason = explain(exc, settings.database_url)
+        if reason is not None:
+            return _fail(reason)
+        known = (
+            OSError, ValueError, ApiKeyConfigError, ModelRegistryError, TracingUnavailable,
+            MigrationNeeded,
+        )  # fmt: skip
+        if isinstance(exc, known):
+            return _fail(str(exc))
+        raise
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.api.docs import mount_docs
 from app.api.routes import (
     assemble_context,
     calibration,
@@ -37,6 +38,8 @@ from app.core.logging import get_logger
 from app.core.metrics import MetricsMiddleware
 from app.core.security import AuthMiddleware, BodySizeLimitMiddleware, KeyRing
 from app.core.settings import Settings, get_settings
+from app.core.startup import check_schema
+from app.core.tracing import telemetry, traced_engine, tracing_configured
 from app.inspector import PREFIX as INSPECTOR_PREFIX
 from app.inspector import mount_inspector
 from app.repositories.context_rows import driver_snapshot
@@ -180,6 +183,11 @@ def create_app(
         for encoding in {model.encoding for model in registry.all()}:
             await asyncio.to_thread(counter_for_encoding, encoding)
         engine = create_engine(settings.database_url)
+        try:
+            await check_schema(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
         response_cache.reader = open_served_state_reader(engine)
@@ -189,7 +197,8 @@ def create_app(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
             )
         try:
-            yield
+            with traced_engine(engine, traced):
+                yield
         finally:
             await background_folds.close()
             await response_cache.reader.close()
@@ -200,8 +209,12 @@ def create_app(
         version="0.1.0",
         summary="Keeps long LLM conversations inside the model's context window.",
         lifespan=lifespan,
+        docs_url=None,  # served by mount_docs, from packaged assets
+        redoc_url=None,
         dependencies=[Depends(reject_unknown_query)],  # every route: unknown query keys are 422
+        telemetry=telemetry(settings),  # request spans when tracing is configured (tracing.py)
     )
+    traced = tracing_configured(settings)
     app.state.settings = settings
     app.state.keyring = keyring
     app.state.registry = registry
@@ -234,12 +247,13 @@ def create_app(
             max_age=600,
         )
     app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
-    app.add_middleware(MetricsMiddleware)
+    app.add_middleware(MetricsMiddleware, access_log=settings.access_log)
 
     features = (health, sessions, messages, tokens, context, assemble_context, summaries)
     for module in (*features, calibration, summarize_context):
         app.include_router(module.router)
     mount_inspector(app)
+    mount_docs(app, keys_required=not keyring.is_open)
     return app
 
 

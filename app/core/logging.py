@@ -1,4 +1,10 @@
-"""Logging setup: one line per record, level from FOLDWISE_LOG_LEVEL.
+"""Logging setup: one line per record, level from FOLDWISE_LOG_LEVEL, format from
+FOLDWISE_LOG_FORMAT (`text`, or `json` for log pipelines), the same for uvicorn and the app.
+
+Operator events (a fold, a fallback, a prune step, a clear, a lease takeover, a refused
+request, a request in the access log) are one record each, made by `log_event`: a name and
+plain fields (ids, counts, durations, reasons). The text format renders them as
+`name key=value …`, the JSON format as one object with the fields as keys.
 
 Logs never hold message content, summaries, tool inputs or keys, at any level (SPEC §12).
 Foldwise's own records carry ids, counts and error types only. Third-party libraries are held
@@ -18,13 +24,22 @@ was handling (a pydantic error repeats the input, a driver error the value it re
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import sys
 import traceback
+from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
+LogFormat = Literal["text", "json"]
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The record attribute `log_event` stores an event's fields under.
+EVENT_FIELDS = "foldwise_fields"
+# A text value made only of these is written bare; anything else is JSON-quoted, so a value
+# can never break a line in two or pass for another field.
+_BARE = re.compile(r"[\w.:/@+\->{}]+")
 
 # Loggers (and their children) allowed WARNING and above only.
 QUIET_LOGGERS = (
@@ -58,16 +73,60 @@ class ContentGuard(logging.Filter):
         return not (_is_under(name, SQL_LOGGER) and record.levelno < logging.INFO)
 
 
-class _Formatter(logging.Formatter):
-    def formatException(
-        self,
-        ei: tuple[type[BaseException], BaseException, TracebackType | None]
-        | tuple[None, None, None],
-    ) -> str:
-        kind, _exc, tb = ei
-        frames = "".join(traceback.format_tb(tb))
-        name = kind.__name__ if kind else "exception"
-        return f"Traceback (most recent call last):\n{frames}{name} (message not logged)"
+def _exception_text(
+    ei: tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None],
+) -> str:
+    kind, _exc, tb = ei
+    frames = "".join(traceback.format_tb(tb))
+    name = kind.__name__ if kind else "exception"
+    return f"Traceback (most recent call last):\n{frames}{name} (message not logged)"
+
+
+def _text_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if _BARE.fullmatch(text) else json.dumps(text)
+
+
+class TextFormatter(logging.Formatter):
+    """`time LEVEL logger: message key=value …`."""
+
+    def __init__(self) -> None:
+        super().__init__(LOG_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
+        fields: dict[str, Any] = getattr(record, EVENT_FIELDS, {})
+        if not fields:
+            return line
+        return line + " " + " ".join(f"{k}={_text_value(v)}" for k, v in fields.items())
+
+    def formatException(self, ei: Any) -> str:
+        return _exception_text(ei)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, then the event's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            **getattr(record, EVENT_FIELDS, {}),
+        }
+        if record.exc_info:
+            entry["exception"] = _exception_text(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def log_event(
+    logger: logging.Logger, event: str, /, *, level: int = logging.INFO, **fields: Any
+) -> None:
+    """One operator event: `event` names it; `fields` hold ids, counts, durations and
+    reasons only, never content."""
+    if logger.isEnabledFor(level):
+        logger.log(level, event, extra={EVENT_FIELDS: fields})
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):
@@ -82,16 +141,22 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
         pass
 
 
-def configure_logging(level: str = "info") -> None:
-    """Configure the root logger once; uvicorn's own loggers keep their handlers."""
+def configure_logging(level: str = "info", log_format: LogFormat = "text") -> None:
+    """Configure the root logger once (its format again on each call). uvicorn is started
+    with `log_config=None`, so its loggers propagate here and share the format."""
     root = logging.getLogger()
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
-    if not any(getattr(h, "_foldwise", False) for h in root.handlers):
+    handler = next((h for h in root.handlers if getattr(h, "_foldwise", False)), None)
+    if handler is None:
         handler = _StderrHandler()
-        handler.setFormatter(_Formatter(LOG_FORMAT))
         handler._foldwise = True  # type: ignore[attr-defined]
         root.addHandler(handler)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        uvicorn_logger = logging.getLogger(name)
+        uvicorn_logger.handlers.clear()
+        uvicorn_logger.propagate = True
     # Every root handler, also one a library added before us (logging.basicConfig).
     for each in root.handlers:
         if not any(isinstance(f, ContentGuard) for f in each.filters):
@@ -103,7 +168,8 @@ def configure_logging(level: str = "info") -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
     debug = root.level <= logging.DEBUG
     logging.getLogger(SQL_LOGGER).setLevel(logging.INFO if debug else logging.WARNING)
-    logging.getLogger("sqlalchemy.pool").setLevel(max(logging.INFO, root.level))
+    # Pool lifecycle (connections opened, disposed) is debugging detail too.
+    logging.getLogger("sqlalchemy.pool").setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
 def get_logger(name: str) -> logging.Logger:

@@ -1,15 +1,25 @@
 """Prometheus metrics, shared by every layer (import the counters, call .inc()).
 
 Request metrics are labelled by route *template* (`/sessions/{session_id}`), never by the
-raw path, so a million session ids do not become a million time series.
+raw path, so a million session ids do not become a million time series. The same middleware
+writes the access log: one line per request (FOLDWISE_ACCESS_LOG), and with it off one line
+per refused (4xx) or failed (5xx) request, with its error code.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.core.logging import get_logger, log_event
+
+access_log = get_logger("foldwise.access")
+# An error envelope is a few hundred bytes; a larger body is not read for its code.
+MAX_ENVELOPE_BYTES = 4096
 
 REQUESTS_TOTAL = Counter("foldwise_requests_total", "HTTP requests", ["method", "route", "status"])
 REQUEST_SECONDS = Histogram(
@@ -69,29 +79,64 @@ def _route_template(scope: Scope) -> str:
     return str(path) if path else "unmatched"
 
 
-class MetricsMiddleware:
-    """Counts requests and their latency by method, route template and status."""
+def _error_code(body: bytes) -> str | None:
+    """The `error.code` of an error envelope (a fixed machine code, never request data)."""
+    if len(body) > MAX_ENVELOPE_BYTES:
+        return None
+    try:
+        code = json.loads(body)["error"]["code"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return code if isinstance(code, str) else None
 
-    def __init__(self, app: ASGIApp) -> None:
+
+class MetricsMiddleware:
+    """Counts requests and their latency by method, route template and status, and logs
+    them: every request with `access_log`, else the refused ones only."""
+
+    def __init__(self, app: ASGIApp, access_log: bool = True) -> None:
         self.app = app
+        self.access_log = access_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         status = 500
+        code: str | None = None
         started = time.perf_counter()
 
         async def recording_send(message: Message) -> None:
-            nonlocal status
+            nonlocal status, code
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+            elif status >= 400 and code is None and message["type"] == "http.response.body":
+                code = _error_code(message.get("body", b""))
             await send(message)
 
         try:
             await self.app(scope, receive, recording_send)
         finally:
+            seconds = time.perf_counter() - started
             route = _route_template(scope)
             method = str(scope.get("method", ""))
             REQUESTS_TOTAL.labels(method, route, str(status)).inc()
-            REQUEST_SECONDS.labels(method, route).observe(time.perf_counter() - started)
+            REQUEST_SECONDS.labels(method, route).observe(seconds)
+            if self.access_log or status >= 400:
+                self._log(scope, method, route, status, code, seconds)
+
+    @staticmethod
+    def _log(
+        scope: Scope, method: str, route: str, status: int, code: str | None, seconds: float
+    ) -> None:
+        fields: dict[str, Any] = {
+            "method": method,
+            "route": route,
+            "status": status,
+            "duration_ms": round(seconds * 1000, 1),
+            "tenant": scope.get("state", {}).get("tenant", "-"),
+        }
+        if status >= 400:
+            fields["code"] = code or "-"
+        event = "request" if status < 400 else "refused" if status < 500 else "failed"
+        log_event(access_log, event, **fields)

@@ -20,6 +20,8 @@ from app.core.guards import send_error
 
 OPEN_TENANT = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/redoc"})
+# The API docs' JavaScript and CSS (app/api/docs.py): public, like the pages that load them.
+DOCS_ASSETS = "/docs/assets"
 _HEX_DIGEST = re.compile(r"^[0-9a-fA-F]{64}$")
 _TENANT = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
 
@@ -129,7 +131,12 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path in OPEN_PATHS or self._open_page(path):
+        if (
+            scope["type"] != "http"
+            or path in OPEN_PATHS
+            or path.startswith(DOCS_ASSETS + "/")
+            or self._open_page(path)
+        ):
             await self.app(scope, receive, send)
             return
         header = dict(scope["headers"]).get(b"authorization")

@@ -6,12 +6,13 @@ Every field here is documented in README.md's configuration table; keep both in 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.core.context_settings import ContextSettings
+from app.core.logging import LogFormat
 
 
 class Settings(BaseSettings, ContextSettings):
@@ -28,7 +29,7 @@ class Settings(BaseSettings, ContextSettings):
     cors_origins: Annotated[list[str], NoDecode] = []
     # JSON file (or inline JSON list) of extra/overriding model registry entries.
     models_file: str | None = None
-    default_model: str = "claude-sonnet-4-5"
+    default_model: str = "claude-sonnet-4-6"
 
     summary_model: str = "claude-haiku-4-5"
     summary_timeout_s: float = Field(30.0, gt=0)
@@ -67,11 +68,22 @@ class Settings(BaseSettings, ContextSettings):
     # shrinking) for send_timeout_s is disconnected and its buffered response dropped.
     send_timeout_s: float = Field(30.0, gt=0)
     keep_alive_s: int = Field(5, ge=1)
-    log_level: str = "info"
-    access_log: bool = False
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # `json`: one JSON object per line, for log pipelines (app/core/logging.py).
+    log_format: LogFormat = "text"
+    # One line per request (route template, status, duration, tenant), from MetricsMiddleware.
+    access_log: bool = True
+    # OpenTelemetry spans (app/core/tracing.py, the `otel` extra); an OTLP endpoint in the
+    # standard OTEL_EXPORTER_OTLP_* variables turns them on too.
+    tracing: bool = False
     # Served-context cache per process (app/services/response_cache.py): bodies of up to a few
     # hundred KB each, so 64 MiB holds hundreds of sessions; 0 turns it off.
     context_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("cors_origins", mode="before")
     @classmethod

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, cast
 
-from sqlalchemy import CursorResult, or_, select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Session, Summary
+
+LeaseClaim = Literal["claimed", "taken_over"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +62,26 @@ class FoldRepository:
 
     async def claim_lease(
         self, session_pk: int, *, version: int, owner: str, now: datetime, until: datetime
-    ) -> bool:
-        """Take the fold lease if the version is still `version` and no live lease exists."""
-        stmt = (
-            update(Session)
-            .where(
-                Session.pk == session_pk,
-                Session.summary_version == version,
-                or_(Session.fold_lease_until.is_(None), Session.fold_lease_until < now),
+    ) -> LeaseClaim | None:
+        """Take the fold lease if the version is still `version` and no live lease exists:
+        `claimed` a free one, `taken_over` one that lapsed (its worker crashed or stalled);
+        None when a live lease or a newer version stands. The second statement runs only
+        when the first found the lease held."""
+        for claim, free in (
+            ("claimed", Session.fold_lease_until.is_(None)),
+            ("taken_over", Session.fold_lease_until < now),
+        ):
+            stmt = (
+                update(Session)
+                .where(Session.pk == session_pk, Session.summary_version == version, free)
+                .values(
+                    fold_lease_owner=owner, fold_lease_until=until, updated_at=Session.updated_at
+                )
+                .execution_options(synchronize_session=False)
             )
-            .values(fold_lease_owner=owner, fold_lease_until=until, updated_at=Session.updated_at)
-            .execution_options(synchronize_session=False)
-        )
-        return _rowcount(await self.db.execute(stmt)) == 1
+            if _rowcount(await self.db.execute(stmt)) == 1:
+                return cast(LeaseClaim, claim)
+        return None
 
     async def renew_lease(self, session_pk: int, *, owner: str, until: datetime) -> bool:
         """Extend our lease while the summarizer runs; False when it is no longer ours."""

@@ -31,7 +31,11 @@ class CountTokensResponse(BaseModel):
     tokens: int
     encoding: str
     exact: bool
-    model: str
+    model: str = Field(description="The model id asked for (or the default), as given.")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="E.g. a model not in the registry, counted with its family's rules.",
+    )
 
 
 class ModelRead(BaseModel):
@@ -43,6 +47,10 @@ class ModelRead(BaseModel):
     max_output_tokens: int
     encoding: str
     exact: bool
+    retires: str | None = Field(
+        description="Announced shutdown date (YYYY-MM-DD) of a deprecated model, else null."
+    )
+    deprecated: bool
 
 
 class ModelList(BaseModel):

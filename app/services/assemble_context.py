@@ -55,7 +55,7 @@ def assemble_posted(
         usage=usage_block(result.usage, CalibrationRead(family=info.family, ratio=1.0, samples=0)),
         messages_included=result.messages_included,
         messages_total=result.messages_total,
-        warnings=list(result.warnings),
+        warnings=[info.warning, *result.warnings] if info.warning else list(result.warnings),
         pruned=_posted_indexes(result.pruned, starts, len(body.messages)),
         dropped=_posted_indexes(result.dropped, starts, len(body.messages)),
     )

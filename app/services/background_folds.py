@@ -17,9 +17,11 @@ import contextlib
 import contextvars
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.logging import get_logger
 from app.core.settings import Settings
+from app.core.tracing import current_links, span
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
 from app.summarizers.factory import has_llm, resolve_strategy
 
@@ -83,7 +85,9 @@ class BackgroundFolds:
             return found, False
         # A context of its own: the fold outlives the request that started it, and must not
         # stop at that request's deadline (app/core/deadline.py).
-        task = asyncio.create_task(self._fold(job, coordinator), context=contextvars.Context())
+        # Its spans form a trace of their own, linked to the request's.
+        fold = self._fold(job, coordinator, current_links())
+        task = asyncio.create_task(fold, context=contextvars.Context())
         found = self._running[job.session_pk] = _Running(task, time.monotonic())
         task.add_done_callback(lambda _: self._forget(job.session_pk, task))
         return found, True
@@ -112,9 +116,10 @@ class BackgroundFolds:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     @staticmethod
-    async def _fold(job: FoldJob, coordinator: FoldCoordinator) -> FoldOutcome:
+    async def _fold(job: FoldJob, coordinator: FoldCoordinator, links: list[Any]) -> FoldOutcome:
         try:
-            return await coordinator.run(job)
+            with span("foldwise.background_fold", links=links, session=job.session_id):
+                return await coordinator.run(job)
         except Exception as exc:  # the next read past the trigger plans and tries again
             log.warning(
                 "background fold of session %s failed: %s", job.session_pk, type(exc).__name__

@@ -27,8 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.context_settings import ContextSettings, resolve_settings
 from app.core.db import read_scope, session_scope
+from app.core.logging import get_logger, log_event
 from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
+from app.core.tracing import span
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import estimate_limit, summary_share
 from app.engine.calibration import Calibration
@@ -67,6 +69,8 @@ from app.services.sessions import summary_state
 from app.summarizers.factory import has_llm, resolve_strategy
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
+
+log = get_logger("foldwise.context")
 
 # Load → assemble → fold rounds per request: one fold (at most: version + 1), plus one re-read
 # after losing a race; a third plan is served as the engine's fitted fallback instead.
@@ -198,6 +202,14 @@ def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | Non
     )
 
 
+def _stored_tokens(snapshot: Snapshot, result: AssemblyResult) -> int:
+    """The context's size before pruning or folding: system prompt, tools, the summary and
+    every live message at its stored count."""
+    live = sum(m.tokens for m in snapshot.messages if m.seq > snapshot.summary_through_seq)
+    usage = result.usage
+    return usage.system_tokens + usage.tools_tokens + snapshot.summary_tokens + live
+
+
 def _pinnable(message: Message) -> bool:
     """The engine's pinned-message rule: a user message that is not only tool results."""
     return message.role == "user" and not message.result_ids and not is_empty(message)
@@ -278,6 +290,8 @@ class ContextAssembler:
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
+        if info.warning:  # a model of a known family, counted with the family's rules
+            result = dataclasses.replace(result, warnings=(info.warning, *result.warnings))
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
         fingerprint = settings_fingerprint(
             options.format, snapshot.context_settings, snapshot.system_prompt, snapshot.tools
@@ -294,6 +308,16 @@ class ContextAssembler:
         cache = compare(
             self.records.previous(key, recorded), record, result, snapshot.summary_method
         )
+        if cache.reason == "prune" or (cache.reason == "first" and result.pruned):
+            log_event(
+                log,
+                "prune",
+                session=snapshot.external_id,
+                pruned=len(result.pruned),
+                tokens_before=_stored_tokens(snapshot, result),
+                tokens_after=result.usage.estimated_tokens,
+                reason="over budget",
+            )
         stored = recorded
         # Written only when its shape changed: a read after appends writes nothing.
         if options.record_served:
@@ -365,9 +389,21 @@ class ContextAssembler:
             calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
             prune_anchor_seq=anchor,
         )
-        if _small(snapshot):
-            return assemble(request, counter_for(info))
-        return await asyncio.to_thread(assemble, request, counter_for(info))
+        with span(
+            "foldwise.assemble", session=snapshot.external_id, mode=mode,
+            messages=len(snapshot.messages), model=info.name,
+        ) as record:  # fmt: skip
+            if _small(snapshot):
+                result = assemble(request, counter_for(info))
+            else:
+                result = await asyncio.to_thread(assemble, request, counter_for(info))
+            usage = result.usage
+            record(
+                budget=usage.budget, total_tokens=usage.total_tokens,
+                messages_included=result.messages_included, pruned=len(result.pruned),
+                fold_planned=result.fold_plan is not None,
+            )  # fmt: skip
+            return result
 
     async def _fold_ahead(
         self,
@@ -516,6 +552,7 @@ class ContextAssembler:
         )
         return FoldJob(
             session_pk=snapshot.pk,
+            session_id=snapshot.external_id,
             version=snapshot.summary_version,
             previous_summary=snapshot.summary_text,
             previous_tokens=snapshot.summary_tokens,
@@ -526,10 +563,7 @@ class ContextAssembler:
             trigger=options.trigger or plan.trigger,
             strategy=snapshot.strategy,
             max_summary_tokens=share,
-            tokens_before=result.usage.system_tokens
-            + result.usage.tools_tokens
-            + snapshot.summary_tokens
-            + sum(m.tokens for m in live),
+            tokens_before=_stored_tokens(snapshot, result),
             messages_before=len(live),
             focus=options.focus,
             task_pinned=pinned is not None and all(m.seq != pinned.seq for m in plan.messages),

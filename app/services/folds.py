@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import time
@@ -32,12 +33,13 @@ from typing import Any, Literal, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.db import session_scope
-from app.core.logging import get_logger
+from app.core.logging import get_logger, log_event
 from app.core.metrics import FOLDS_TOTAL, SUMMARIZER_CALLS, SUMMARIZER_FALLBACKS
 from app.core.settings import Settings
+from app.core.tracing import Record, span
 from app.engine.types import Message
 from app.models.base import utcnow
-from app.repositories.folds import FoldRepository, NewSummary
+from app.repositories.folds import FoldRepository, LeaseClaim, NewSummary
 from app.repositories.summary_cache import DbSummaryCache
 from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
 from app.summarizers.factory import open_summarizer, resolve_strategy
@@ -76,6 +78,8 @@ class FoldJob:
     """One planned fold, on the state read at `version`."""
 
     session_pk: int
+    session_id: str
+    """The client's id, for the log lines."""
     version: int
     previous_summary: str | None
     previous_tokens: int
@@ -121,9 +125,29 @@ class FoldCoordinator:
         self.clock = clock
 
     async def run(self, job: FoldJob) -> FoldOutcome:
+        with span(
+            "foldwise.fold", session=job.session_id, version=job.version, trigger=job.trigger,
+            tokens_before=job.tokens_before, messages=len(job.messages),
+        ) as record:  # fmt: skip
+            outcome = await self._run(job)
+            record(outcome=outcome.status, **outcome.stats)
+            return outcome
+
+    async def _run(self, job: FoldJob) -> FoldOutcome:
         owner = new_owner()
-        if not await self._claim(job, owner):
+        started = time.perf_counter()
+        claim = await self._claim(job, owner)
+        if claim is None:
             return FoldOutcome("waited" if await self._wait_for_winner(job) else "busy")
+        if claim == "taken_over":
+            log_event(
+                log,
+                "lease_takeover",
+                level=logging.WARNING,
+                session=job.session_id,
+                version=job.version,
+                reason="the previous fold lease lapsed",
+            )
         renewing = asyncio.create_task(self._keep_lease(job, owner))
         try:
             result = await self._summarize(job)
@@ -151,9 +175,16 @@ class FoldCoordinator:
                 job.session_pk, version=job.version, owner=owner, new=new
             )
         if not swapped:
-            log.info("fold of session %s lost its compare-and-swap", job.session_pk)
+            log_event(
+                log,
+                "fold_lost",
+                session=job.session_id,
+                version=job.version,
+                reason="the summary version moved during the fold",
+            )
             return FoldOutcome("lost", result)
         FOLDS_TOTAL.labels(job.trigger, result.method).inc()
+        _log_fold(job, result, stats, time.perf_counter() - started)
         return FoldOutcome("folded", result, stats)
 
     async def summarize(self, job: FoldJob) -> SummaryResult:
@@ -161,7 +192,7 @@ class FoldCoordinator:
         (a dry run of GET …/context)."""
         return await self._summarize(job, cached=False)
 
-    async def _claim(self, job: FoldJob, owner: str) -> bool:
+    async def _claim(self, job: FoldJob, owner: str) -> LeaseClaim | None:
         now = self.clock()
         until = now + timedelta(seconds=self.settings.fold_lease_s)
         async with session_scope(self.sessionmaker) as db:
@@ -232,12 +263,14 @@ class FoldCoordinator:
             resolve_strategy(strategy, self.settings) == "rule"
         )
         async with factory as summarizer:
-            if offload:
-                result = await asyncio.to_thread(asyncio.run, summarizer.summarize(request))
-            else:
-                result = await summarizer.summarize(request)
-        if result.fallback and result.method == "fallback":
-            SUMMARIZER_FALLBACKS.labels(result.fallback[:64]).inc()
+            with span("foldwise.summarize", session=job.session_id, strategy=strategy or "auto",
+                      messages=len(job.messages)) as record:  # fmt: skip
+                if offload:
+                    result = await asyncio.to_thread(asyncio.run, summarizer.summarize(request))
+                else:
+                    result = await summarizer.summarize(request)
+                record_summary(record, result)
+        note_fallback(result, job.session_id)
         return result
 
     @staticmethod
@@ -252,3 +285,34 @@ class FoldCoordinator:
             "messages_after": job.messages_before - len(job.messages),
             "messages_folded": len(job.messages),
         }
+
+
+def record_summary(record: Record, result: SummaryResult) -> None:
+    """A summarizer call's numbers on its span."""
+    record(
+        method=result.method, summary_tokens=result.tokens, tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out, cached=result.cached, fallback=result.fallback or "",
+    )  # fmt: skip
+
+
+def note_fallback(result: SummaryResult, session_id: str) -> None:
+    """Count and log an LLM summary that fell back to `rule` (`session_id` "-": stateless)."""
+    if result.method != "fallback" or not result.fallback:
+        return
+    SUMMARIZER_FALLBACKS.labels(result.fallback[:64]).inc()
+    log_event(log, "fallback", level=logging.WARNING, session=session_id, reason=result.fallback)
+
+
+def _log_fold(job: FoldJob, result: SummaryResult, stats: dict[str, Any], seconds: float) -> None:
+    log_event(
+        log,
+        "fold",
+        session=job.session_id,
+        version=job.version + 1,
+        reason=job.trigger,
+        method=result.method,
+        messages_folded=len(job.messages),
+        tokens_before=stats["tokens_before"],
+        tokens_after=stats["tokens_after"],
+        duration_ms=round(seconds * 1000, 1),
+    )

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.cursors import decode_cursor, encode_cursor
+from app.core.logging import get_logger, log_event
 from app.repositories.folds import FoldRepository
 from app.repositories.messages import MessageRepository
 from app.repositories.sessions import SessionRepository
@@ -28,6 +29,8 @@ from app.schemas.summaries import (
 )
 from app.services.context import ContextAssembler, ContextOptions
 from app.services.sessions import session_read
+
+log = get_logger("foldwise.clear")
 
 CURSOR_KIND = "v1"  # summary history, newest version first
 
@@ -76,10 +79,21 @@ async def clear_session(db: AsyncSession, tenant: str, session_id: str) -> Sessi
     # The session's write lock first: an append cannot slip in between reading the newest
     # message and moving the marker past it.
     last_seq = await sessions.lock_for_append(row)
+    tokens_before = row.live_tokens
     # The newest stored message (seq last_seq, unless it was removed since).
     newest = await MessageRepository(db).newest(row.pk) if last_seq else None
     await FoldRepository(db).clear(
         row.pk, last_seq=last_seq, through_id=newest.id if newest else None
     )
     await db.refresh(row)
+    log_event(
+        log,
+        "clear",
+        session=session_id,
+        version=row.summary_version,
+        through_seq=last_seq,
+        tokens_before=tokens_before,
+        tokens_after=row.live_tokens,
+        reason="requested",
+    )
     return session_read(row, sessions.stats(row))

@@ -7,9 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.settings import Settings
+from app.core.tracing import span
 from app.engine.items import parse_messages
 from app.engine.newest import count_all
 from app.engine.types import Message
+from app.services.folds import note_fallback, record_summary
 from app.summarizers.base import SummaryCache, SummaryRequest
 from app.summarizers.factory import open_summarizer, strategy_used
 from app.tokens.counter import TiktokenCounter, counter_for
@@ -54,7 +56,11 @@ async def summarize_transcript(
     async with open_summarizer(
         strategy, settings=settings, counter=counter, cache=cache
     ) as summarizer:
-        result = await summarizer.summarize(request)
+        with span("foldwise.summarize", session="-", strategy=strategy or "auto",
+                  messages=len(folded)) as record:  # fmt: skip
+            result = await summarizer.summarize(request)
+            record_summary(record, result)
+    note_fallback(result, "-")
     return {
         "summary": result.text,
         "summary_tokens": result.tokens,

@@ -2,16 +2,30 @@
 
 Entries come from the packaged `app/data/models.json`, then `settings.models_file` (a path
 to a JSON file, or an inline JSON list) adds entries or replaces them by name. A replacing
-entry may give only the fields it changes. Lookups accept dated or suffixed ids: the
-longest registered name that prefixes the id at a separator (`-`, `@`, `:`) wins, so
-`claude-sonnet-4-5-20250929` resolves to `claude-sonnet-4-5`, `gpt-4o-mini-2024-07-18`
-to `gpt-4o-mini`, but `gpt-4.5` does not fall back to `gpt-4`.
+entry may give only the fields it changes. An entry's `retires` is the provider's announced
+shutdown date (the model is deprecated).
+
+A model id resolves, in order, to:
+1. its entry;
+2. a dated snapshot of an entry: the entry's name, then a date or tag (`-20250929`,
+   `-2024-07-18`, `-0613`, `-latest`, `@20250929`, `:tag`), so `gpt-4o-mini-2024-07-18`
+   counts as `gpt-4o-mini`;
+3. a family (`app/data/model_families.json`: `claude-…`, `gpt-5.x-…`, `o3-…`, …): a newer
+   model than this list knows, counted with its family's rules and a warning saying so
+   (`claude-sonnet-4-7` is not silently `claude-sonnet-4`, nor `gpt-4-32k` `gpt-4`);
+4. else 422 `unknown_model`, naming the closest known names of its provider.
+
+The resolved `ModelInfo.name` is always the id asked for: responses echo it, never another.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -23,11 +37,24 @@ from app.tokens.encodings import ENCODING_NAMES
 
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai")
-_FIELDS = ("name", "provider", "context_window", "max_output_tokens", "encoding", "exact")
-# Characters that may follow a registered name in a longer model id (dates, versions, tags).
-_ID_SEPARATORS = ("-", "@", ":")
-# How many known names an UnknownModel message lists.
-_NAMES_IN_ERROR = 8
+_FIELDS = (
+    "name",
+    "provider",
+    "context_window",
+    "max_output_tokens",
+    "encoding",
+    "exact",
+    "retires",
+)
+# What may follow an entry's name in the id of one of its snapshots: a date (20250929,
+# 2024-07-18), a four-digit version (gpt-4-0613), `latest`, or anything after `@` or `:`.
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}|latest)\Z|[@:].*\Z", re.DOTALL)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Close names an UnknownModel message suggests, and how alike they must be (difflib ratio).
+_SUGGESTIONS = 3
+_SIMILARITY = 0.5
+# Resolutions of ids that are not entries, kept per registry (ids come from clients: bounded).
+_RESOLVED_CACHE = 1024
 
 
 class ModelRegistryError(RuntimeError):
@@ -43,6 +70,10 @@ class ModelInfo:
     encoding: str
     exact: bool
     """True only where `encoding` is the model's own tokenizer (OpenAI); Claude is estimated."""
+    retires: str | None = None
+    """The announced shutdown date (ISO) of a deprecated model."""
+    warning: str | None = None
+    """Set when the id is not in the registry and its family's rules count it."""
 
     @property
     def family(self) -> str:
@@ -50,28 +81,64 @@ class ModelInfo:
         return "anthropic" if self.provider == "anthropic" else self.encoding
 
 
+@dataclass(frozen=True)
+class ModelFamily:
+    """Rules for the ids of a family that have no entry: a newer model of a known line."""
+
+    name: str
+    pattern: re.Pattern[str]
+    rules: ModelInfo
+
+
 class ModelRegistry:
-    def __init__(self, models: list[ModelInfo]) -> None:
+    def __init__(self, models: list[ModelInfo], families: Sequence[ModelFamily] = ()) -> None:
         self._by_name = {model.name: model for model in models}
-        # Longest names first, so the first prefix that matches is the longest one.
-        self._by_length = sorted(self._by_name, key=len, reverse=True)
+        self._families = tuple(families)
+        self._resolve = functools.lru_cache(maxsize=_RESOLVED_CACHE)(self._resolved)
 
     def get(self, name: str) -> ModelInfo:
-        """The model named `name`, or the longest registered prefix of it; else UnknownModel."""
+        """The model `name` resolves to (module docstring), named `name`; else UnknownModel."""
         model = self._by_name.get(name)
-        if model is not None:
-            return model
-        for known in self._by_length:
-            if name.startswith(known) and name[len(known)] in _ID_SEPARATORS:
-                return self._by_name[known]
-        examples = ", ".join(sorted(self._by_name)[:_NAMES_IN_ERROR])
-        raise UnknownModel(
-            f"unknown model {name!r}; known models include {examples} (see GET /models)",
-            {"model": name, "known": sorted(self._by_name)},
-        )
+        return model if model is not None else self._resolve(name)
 
     def all(self) -> list[ModelInfo]:
         return sorted(self._by_name.values(), key=lambda model: (model.provider, model.name))
+
+    def _resolved(self, name: str) -> ModelInfo:
+        snapshot_of = _SNAPSHOT.sub("", name, count=1)
+        entry = self._by_name.get(snapshot_of)
+        if entry is not None and snapshot_of != name:
+            return dataclasses.replace(entry, name=name)
+        for family in self._families:
+            if family.pattern.match(name):
+                rules = family.rules
+                warning = (
+                    f"model {name!r} is not in the model registry: counted with the rules of "
+                    f"the {family.name} family ({rules.context_window}-token window, "
+                    f"{rules.encoding}); add it with FOLDWISE_MODELS_FILE (see GET /models)"
+                )
+                return dataclasses.replace(rules, name=name, warning=warning)
+        raise self._unknown(name)
+
+    def _unknown(self, name: str) -> UnknownModel:
+        """UnknownModel naming the closest known names, of the provider the id suggests."""
+        provider = _provider_of(name)
+        names = [m.name for m in self._by_name.values() if provider in (None, m.provider)]
+        close = difflib.get_close_matches(name, names, _SUGGESTIONS, _SIMILARITY)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        return UnknownModel(
+            f"unknown model {name!r}; {hint}GET /models lists the known models",
+            {"model": name, "suggestions": close},
+        )
+
+
+def _provider_of(name: str) -> Provider | None:
+    lowered = name.lower()
+    if lowered.startswith("claude"):
+        return "anthropic"
+    if lowered.startswith(("gpt", "chatgpt", "o1", "o3", "o4", "codex")):
+        return "openai"
+    return None
 
 
 def load_registry(settings: Settings) -> ModelRegistry:
@@ -81,13 +148,24 @@ def load_registry(settings: Settings) -> ModelRegistry:
 
 @functools.cache
 def _load_registry(models_file: str | None) -> ModelRegistry:
-    packaged = resources.files("app") / "data" / "models.json"
-    entries = {e["name"]: e for e in _entry_list(packaged.read_text("utf-8"), "models.json")}
+    data = resources.files("app") / "data"
+    packaged = (data / "models.json").read_text("utf-8")
+    entries = {e["name"]: e for e in _entry_list(packaged, "models.json")}
     if models_file:
         source, text = _override_text(models_file)
         for entry in _entry_list(text, source):
             entries[entry["name"]] = {**entries.get(entry["name"], {}), **entry}
-    return ModelRegistry([_model_info(entry) for entry in entries.values()])
+    families = json.loads((data / "model_families.json").read_text("utf-8"))
+    return ModelRegistry(
+        [_model_info(entry) for entry in entries.values()],
+        [_family(entry) for entry in families],
+    )
+
+
+def _family(entry: dict[str, Any]) -> ModelFamily:
+    rules = {k: v for k, v in entry.items() if k not in ("family", "pattern")}
+    info = _model_info({**rules, "name": entry["family"]})
+    return ModelFamily(entry["family"], re.compile(entry["pattern"]), info)
 
 
 def _override_text(models_file: str) -> tuple[str, str]:
@@ -135,6 +213,9 @@ def _model_info(entry: dict[str, Any]) -> ModelInfo:
     exact = entry.get("exact", provider == "openai")
     if not isinstance(exact, bool):
         raise ModelRegistryError(f"model {name!r}: exact must be true or false")
+    retires = entry.get("retires")
+    if retires is not None and not (isinstance(retires, str) and _DATE.fullmatch(retires)):
+        raise ModelRegistryError(f"model {name!r}: retires must be a date (YYYY-MM-DD) or null")
     return ModelInfo(
         name=name,
         provider=cast(Provider, provider),
@@ -142,4 +223,5 @@ def _model_info(entry: dict[str, Any]) -> ModelInfo:
         max_output_tokens=entry["max_output_tokens"],
         encoding=entry["encoding"],
         exact=exact,
+        retires=retires,
     )

@@ -49,7 +49,7 @@ class TestCreateSession:
     ) -> None:
         body = await create_session(client)
         assert len(body["id"]) == 36
-        assert body["model"] == "claude-sonnet-4-5"
+        assert body["model"] == "claude-sonnet-4-6"
         assert (await client.get(f"/sessions/{body['id']}")).status_code == 200
 
     async def test_same_id_twice_is_409(self, client: httpx.AsyncClient) -> None:

@@ -14,13 +14,34 @@ class TestCountTokens:
         response = await client.post("/count-tokens", json={"text": "hello"})
         assert response.status_code == 200
         body = response.json()
-        info = load_registry(make_settings("sqlite://")).get("claude-sonnet-4-5")
+        info = load_registry(make_settings("sqlite://")).get("claude-sonnet-4-6")
         assert body == {
             "tokens": counter_for(info).count_text("hello"),
             "encoding": info.encoding,
             "exact": info.exact,
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
+            "warnings": [],
         }
+
+    @pytest.mark.parametrize(
+        ("model", "encoding"),
+        [("claude-opus-4-5-20251101", "cl100k_base"), ("gpt-4o-2024-08-06", "o200k_base")],
+    )
+    async def test_a_snapshot_id_is_echoed_as_asked(
+        self, client: httpx.AsyncClient, model: str, encoding: str
+    ) -> None:
+        body = (await client.post("/count-tokens", json={"text": "hi", "model": model})).json()
+        assert (body["model"], body["encoding"], body["warnings"]) == (model, encoding, [])
+
+    async def test_a_newer_model_of_a_known_family_is_counted_with_a_warning(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        body = (
+            await client.post("/count-tokens", json={"text": "hi", "model": "claude-sonnet-4-7"})
+        ).json()
+        assert body["model"] == "claude-sonnet-4-7"
+        (warning,) = body["warnings"]
+        assert "not in the model registry" in warning and "claude family" in warning
 
     async def test_openai_model_is_exact(self, client: httpx.AsyncClient) -> None:
         body = (await client.post("/count-tokens", json={"text": "hi", "model": "gpt-4o"})).json()
@@ -67,6 +88,13 @@ class TestCountTokens:
         assert_error(await client.post("/count-tokens", json=bad), 422, "invalid_message")
         unknown = {"text": "a", "model": "nope"}
         assert_error(await client.post("/count-tokens", json=unknown), 422, "unknown_model")
+        typo = assert_error(
+            await client.post("/count-tokens", json={"text": "a", "model": "gpt-40"}),
+            422,
+            "unknown_model",
+        )
+        assert "did you mean" in typo["message"] and "gpt-4o" in typo["details"]["suggestions"]
+        assert all(name.startswith("gpt-") for name in typo["details"]["suggestions"])
 
 
 class TestModels:
@@ -79,8 +107,13 @@ class TestModels:
         for model in models:
             assert set(model) == {
                 "name", "provider", "context_window", "max_output_tokens", "encoding", "exact",
+                "retires", "deprecated",
             }  # fmt: skip
             assert model["context_window"] >= model["max_output_tokens"] > 0
+            assert model["deprecated"] is (model["retires"] is not None)
+        by_name = {m["name"]: m for m in models}
+        assert by_name["claude-sonnet-4-5"]["retires"] == "2026-11-30"
+        assert by_name["claude-sonnet-4-6"]["deprecated"] is False
 
 
 class TestOneCountingRule:
@@ -119,3 +152,26 @@ class TestOneCountingRule:
         else:  # a system message
             as_message = [{"role": "system", "content": system}]
             assert usage["system_tokens"] == await self._count(client, messages=as_message)
+
+
+class TestFamilyModels:
+    async def test_a_session_of_a_newer_model_is_served_under_its_id_with_a_warning(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        created = await client.post("/sessions", json={"id": "new", "model": "claude-sonnet-4-7"})
+        assert created.status_code == 201 and created.json()["model"] == "claude-sonnet-4-7"
+        await client.post("/sessions/new/messages", json={"messages": [user("hello")]})
+        body = (await client.get("/sessions/new/context")).json()
+        assert body["model"] == "claude-sonnet-4-7"
+        assert body["usage"]["context_window"] == 200_000
+        assert any("claude-sonnet-4-7" in w and "claude family" in w for w in body["warnings"])
+        known = (await client.get("/sessions/new/context", params={"model": "gpt-4o"})).json()
+        assert known["model"] == "gpt-4o" and not known["warnings"]
+
+    async def test_assemble_context_warns_too(self, client: httpx.AsyncClient) -> None:
+        body = {"messages": [user("hi")], "model": "gpt-5.5-pro"}
+        response = await client.post("/assemble-context", json=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["model"] == "gpt-5.5-pro"
+        (warning,) = response.json()["warnings"]
+        assert "gpt-5 family" in warning

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.db import session_scope
+from app.core.logging import EVENT_FIELDS
 from app.core.settings import Settings
 from app.engine.types import Message
 from app.main import create_app
@@ -69,6 +71,7 @@ def job(pk: int, version: int = 0) -> FoldJob:
     message = Message(id="x", seq=3, role="user", content="m2", tokens=5)
     return FoldJob(
         session_pk=pk,
+        session_id="s",
         version=version,
         previous_summary=None,
         previous_tokens=0,
@@ -103,12 +106,16 @@ class TestLease:
         async with session_scope(app.state.sessionmaker) as db:
             folds = FoldRepository(db)
             until = now + timedelta(seconds=60)
-            assert await folds.claim_lease(session_pk, version=0, owner="a", now=now, until=until)
+            claim = await folds.claim_lease(session_pk, version=0, owner="a", now=now, until=until)
+            assert claim == "claimed"
             assert not await folds.claim_lease(
                 session_pk, version=0, owner="b", now=now, until=until
             )
             later = until + timedelta(seconds=1)
-            assert await folds.claim_lease(session_pk, version=0, owner="b", now=later, until=later)
+            claim = await folds.claim_lease(
+                session_pk, version=0, owner="b", now=later, until=later
+            )
+            assert claim == "taken_over"
 
     async def test_swap_fails_after_the_version_moved(self, app: FastAPI, session_pk: int) -> None:
         now = utcnow()
@@ -146,6 +153,25 @@ class TestCoordinator:
         outcome = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk))
         assert outcome.status == "folded"
         assert outcome.stats["messages_folded"] == 1 and outcome.stats["tokens_after"] == 46
+
+    async def test_taking_over_a_lapsed_lease_is_one_log_line(
+        self, app: FastAPI, session_pk: int, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async with session_scope(app.state.sessionmaker) as db:  # a worker that crashed
+            lapsed = utcnow() - timedelta(seconds=1)
+            await FoldRepository(db).claim_lease(
+                session_pk, version=0, owner="crashed", now=lapsed, until=lapsed
+            )
+        with caplog.at_level(logging.INFO, logger="foldwise.fold"):
+            outcome = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk))
+        assert outcome.status == "folded"
+        events = [(r.getMessage(), getattr(r, EVENT_FIELDS)) for r in caplog.records]
+        assert [name for name, _ in events] == ["lease_takeover", "fold"]
+        assert events[0][1]["session"] == "s" and events[0][1]["version"] == 0
+        assert events[1][1] | {"duration_ms": 0} == {
+            "session": "s", "version": 1, "reason": "threshold", "method": "rule",
+            "messages_folded": 1, "tokens_before": 50, "tokens_after": 46, "duration_ms": 0,
+        }  # fmt: skip
 
     async def test_a_stale_plan_is_not_written(self, app: FastAPI, session_pk: int) -> None:
         first = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk))

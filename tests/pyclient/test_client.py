@@ -157,7 +157,7 @@ async def test_context_in_each_format_unpacks_into_the_sdks(fw: AsyncView) -> No
     assert isinstance(ctx, Context)
     assert ctx.session_id == sid and ctx.format == "anthropic"
     kwargs = ctx.anthropic_kwargs()
-    assert kwargs["model"] == "claude-sonnet-4-5"
+    assert kwargs["model"] == "claude-sonnet-4-6"
     assert kwargs["max_tokens"] == ctx.usage["reserved_output_tokens"] == 4096
     assert kwargs["messages"] == ctx.messages and len(ctx.messages) == 2
     assert kwargs["tools"][0]["name"] == "read_file"
@@ -217,7 +217,13 @@ async def test_context_folds_and_summaries_are_listed(fw: AsyncView) -> None:
 
 async def test_stateless_routes(fw: AsyncView) -> None:
     text = await fw.count_tokens(text="hello world", model="gpt-4o")
-    assert text == {"tokens": 2, "encoding": "o200k_base", "exact": True, "model": "gpt-4o"}
+    assert text == {
+        "tokens": 2,
+        "encoding": "o200k_base",
+        "exact": True,
+        "model": "gpt-4o",
+        "warnings": [],
+    }
     messages = [{"role": "user", "content": "How many tokens is this?"}]
     counted = await fw.count_tokens(messages=messages, tools=[TOOL])
     alone = await fw.count_tokens(messages=messages)

@@ -67,7 +67,7 @@ def test_anthropic_chat(server: Server, providers: FakeProviders) -> None:
     second = run_example("anthropic_chat.py", server, providers, "What is my name?", sid)
     assert second == "Noted: What is my name?"
     sent = providers.requests["messages"][-1]
-    assert sent["model"] == "claude-sonnet-4-5" and sent["max_tokens"] == 4096
+    assert sent["model"] == "claude-sonnet-4-6" and sent["max_tokens"] == 4096
     assert "You are a concise assistant." in str(sent["system"])
     assert "My name is Ada." in str(sent["messages"][0]), "the first turn came from Foldwise"
     assert len(sent["messages"]) == 3

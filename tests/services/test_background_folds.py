@@ -233,7 +233,7 @@ async def test_a_fold_started_by_a_request_outlives_the_request_deadline() -> No
             return FoldOutcome("folded")
 
     folds = BackgroundFolds()
-    job = cast(FoldJob, SimpleNamespace(session_pk=1))
+    job = cast(FoldJob, SimpleNamespace(session_pk=1, session_id="s"))
     with deadline_after(0.01):
         running, started = folds.start(job, cast(FoldCoordinator, Coordinator()))
     assert started

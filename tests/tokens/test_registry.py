@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.errors import UnknownModel
 from app.core.settings import Settings
 from app.tokens.registry import ModelInfo, ModelRegistry, ModelRegistryError, load_registry
 
 CLAUDE = [
+    "claude-sonnet-4-6",
+    "claude-opus-4-6",
+    "claude-opus-4-5",
     "claude-opus-4-1",
     "claude-opus-4",
     "claude-sonnet-4-5",
@@ -22,13 +28,18 @@ CLAUDE = [
     "claude-3-5-sonnet",
 ]
 O200K = [
+    "gpt-5.2",
+    "gpt-5.1",
     "gpt-5",
     "gpt-5-mini",
+    "gpt-5-nano",
     "gpt-4.1",
     "gpt-4.1-mini",
+    "gpt-4.1-nano",
     "gpt-4o",
     "gpt-4o-mini",
     "o3",
+    "o3-mini",
     "o4-mini",
     "o1",
 ]
@@ -66,7 +77,7 @@ class TestPackaged:
 
 class TestResolution:
     @pytest.mark.parametrize(
-        ("model_id", "expected"),
+        ("model_id", "entry"),
         [
             ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
             ("claude-opus-4-1-20250805", "claude-opus-4-1"),
@@ -75,19 +86,69 @@ class TestResolution:
             ("gpt-4o-2024-08-06", "gpt-4o"),
             ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
             ("gpt-4-0613", "gpt-4"),
+            ("gpt-5-mini-2025-08-07", "gpt-5-mini"),
+            ("claude-3-7-sonnet-latest", "claude-3-7-sonnet"),
         ],
     )
-    def test_dated_ids_resolve_to_longest_prefix(self, model_id: str, expected: str) -> None:
-        assert _registry().get(model_id).name == expected
+    def test_a_snapshot_counts_as_its_entry_under_its_own_name(
+        self, model_id: str, entry: str
+    ) -> None:
+        model = _registry().get(model_id)
+        assert model == dataclasses.replace(_registry().get(entry), name=model_id)
+        assert model.warning is None
 
-    @pytest.mark.parametrize("model_id", ["gpt-4.5-preview", "claude-2", "llama-3", "gpt-4o2"])
-    def test_unknown_ids_raise_422_listing_known_names(self, model_id: str) -> None:
+    @pytest.mark.parametrize(
+        ("model_id", "family", "window"),
+        [
+            ("claude-sonnet-4-7", "claude", 200_000),
+            ("claude-opus-5-5", "claude", 200_000),
+            ("claude-mythos-preview", "claude", 200_000),
+            ("gpt-4-32k", "gpt-4", 8192),
+            ("gpt-5.5-pro", "gpt-5", 400_000),
+            ("gpt-6.2-astra-law", "gpt-6", 400_000),
+            ("o3-deep-research", "o-series", 200_000),
+            ("gpt-daybreak-red-latest", "gpt-named", 128_000),
+        ],
+    )
+    def test_a_newer_model_of_a_known_family_gets_its_rules_and_a_warning(
+        self, model_id: str, family: str, window: int
+    ) -> None:
+        model = _registry().get(model_id)
+        assert (model.name, model.context_window) == (model_id, window)
+        assert model.warning is not None and f"the {family} family" in model.warning
+
+    @pytest.mark.parametrize(
+        ("model_id", "suggested"),
+        [
+            ("gpt-40", "gpt-4o"),
+            ("gpt-4o2", "gpt-4o"),
+            ("gpt-4.5-preview", "gpt-4.1-mini"),
+            ("claude-2", "claude-opus-4"),
+            ("llama-3", None),
+        ],
+    )
+    def test_unknown_ids_raise_422_suggesting_names_of_their_provider(
+        self, model_id: str, suggested: str | None
+    ) -> None:
         with pytest.raises(UnknownModel) as caught:
             _registry().get(model_id)
         assert caught.value.status_code == 422
         assert caught.value.code == "unknown_model"
-        assert "claude-3-5-haiku" in caught.value.message
+        suggestions = caught.value.details["suggestions"]
         assert caught.value.details["model"] == model_id
+        if suggested is not None:
+            provider = _registry().get(suggested).provider
+            assert all(_registry().get(name).provider == provider for name in suggestions)
+            assert suggested in suggestions and suggested in caught.value.message
+
+    @given(st.text(max_size=80))
+    def test_any_id_resolves_to_itself_or_is_unknown(self, model_id: str) -> None:
+        try:
+            model = _registry().get(model_id)
+        except UnknownModel as exc:
+            assert exc.details["model"] == model_id
+        else:
+            assert model.name == model_id
 
 
 class TestOverrides:
@@ -147,6 +208,7 @@ class TestOverrides:
             ('[{"name": "gpt-4", "context_window": 0}]', "context_window must be a positive"),
             ('[{"name": "gpt-4", "max_output_tokens": 10000}]', "exceeds context_window"),
             ('[{"name": "gpt-4", "exact": "yes"}]', "exact must be true or false"),
+            ('[{"name": "gpt-4", "retires": "soon"}]', "retires must be a date"),
         ],
     )
     def test_bad_configuration_fails_with_clear_error(self, models_file: str, reason: str) -> None:

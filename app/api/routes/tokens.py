@@ -24,11 +24,20 @@ def count_tokens(
     counter = counter_for(model)
     tokens = count_posted(counter, text=body.text, messages=body.messages, tools=body.tools)
     return CountTokensResponse(
-        tokens=tokens, encoding=counter.encoding_name, exact=model.exact, model=model.name
+        tokens=tokens,
+        encoding=counter.encoding_name,
+        exact=model.exact,
+        model=model.name,
+        warnings=[model.warning] if model.warning else [],
     )
 
 
 @router.get("/models")
 async def list_models(_tenant: Tenant, registry: RegistryDep) -> ModelList:
     """The model registry (app/data/models.json plus FOLDWISE_MODELS_FILE overrides)."""
-    return ModelList(models=[ModelRead.model_validate(info) for info in registry.all()])
+    return ModelList(
+        models=[
+            ModelRead.model_validate({**vars(info), "deprecated": info.retires is not None})
+            for info in registry.all()
+        ]
+    )

@@ -648,8 +648,16 @@ export interface components {
             encoding: string;
             /** Exact */
             exact: boolean;
-            /** Model */
+            /**
+             * Model
+             * @description The model id asked for (or the default), as given.
+             */
             model: string;
+            /**
+             * Warnings
+             * @description E.g. a model not in the registry, counted with its family's rules.
+             */
+            warnings?: string[];
         };
         /**
          * DryRunRead
@@ -782,6 +790,13 @@ export interface components {
             encoding: string;
             /** Exact */
             exact: boolean;
+            /**
+             * Retires
+             * @description Announced shutdown date (YYYY-MM-DD) of a deprecated model, else null.
+             */
+            retires: string | null;
+            /** Deprecated */
+            deprecated: boolean;
         };
         /**
          * RemovedMessage

@@ -24,7 +24,7 @@ describe('context', () => {
     assert.equal(context.format, 'anthropic');
     const params = context.anthropicParams();
     assert.deepEqual(Object.keys(params).sort(), ['max_tokens', 'messages', 'model', 'system', 'tools']);
-    assert.equal(params.model, 'claude-sonnet-4-5');
+    assert.equal(params.model, 'claude-sonnet-4-6');
     assert.equal(params.max_tokens, context.usage.reserved_output_tokens);
     assert.deepEqual(context.anthropicParams({ maxTokens: 64, model: 'claude-haiku-4-5' }).max_tokens, 64);
     assert.equal(params.system, 'Be brief.');
@@ -176,7 +176,7 @@ describe('stateless routes', () => {
   it('counts tokens and lists models', async () => {
     const foldwise = client();
     const text = await foldwise.countTokens({ text: 'hello', model: 'gpt-4o' });
-    assert.deepEqual(text, { tokens: 1, encoding: 'o200k_base', exact: true, model: 'gpt-4o' });
+    assert.deepEqual(text, { tokens: 1, encoding: 'o200k_base', exact: true, model: 'gpt-4o', warnings: [] });
     const messages = await foldwise.countTokens({
       model: 'gpt-4o',
       messages: [{ role: 'user', content: 'hello' }],

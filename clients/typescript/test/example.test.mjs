@@ -95,7 +95,7 @@ describe('README and examples/node-handler.mjs', () => {
     const [first, second] = anthropic.requests.slice(-2);
     assert.equal(second.url, '/v1/messages');
     assert.equal(second.headers['x-api-key'], 'test-key');
-    assert.equal(second.body.model, 'claude-sonnet-4-5');
+    assert.equal(second.body.model, 'claude-sonnet-4-6');
     assert.equal(second.body.max_tokens, 1024);
     assert.match(JSON.stringify(second.body.system), /concise, friendly assistant/);
     assert.equal(first.body.messages.length, 1);

@@ -191,6 +191,7 @@ class TokenCount(TypedDict):
     encoding: str
     exact: bool
     model: str
+    warnings: list[str]  # e.g. a model not in the registry, counted by its family's rules
 
 
 class SummarizeContextResult(TypedDict):
@@ -210,3 +211,5 @@ class ModelInfo(TypedDict):
     max_output_tokens: int
     encoding: str
     exact: bool
+    retires: str | None  # announced shutdown date (YYYY-MM-DD) of a deprecated model
+    deprecated: bool
