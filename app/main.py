@@ -27,6 +27,7 @@ from app.api.routes import (
     summaries,
     summarize_context,
     tokens,
+    transfer,
 )
 from app.api.served_context import ServedContextMiddleware
 from app.api.strict_query import reject_unknown_query
@@ -236,7 +237,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware)
 
     features = (health, sessions, messages, tokens, context, assemble_context, summaries)
-    for module in (*features, calibration, summarize_context):
+    for module in (*features, calibration, summarize_context, transfer):
         app.include_router(module.router)
     mount_inspector(app)
     return app

@@ -1,0 +1,322 @@
+"""Export and import of one session as JSONL (the records: app/schemas/transfer.py).
+
+Neither side holds a session whole: the export reads keyset pages of PAGE_ROWS rows in one
+snapshot and yields line by line; the import validates each line as it arrives and inserts
+in batches of PAGE_ROWS, in one transaction (a refused line leaves nothing behind).
+
+The checksum is sha256 over each record's canonical JSON (sorted keys; an integral float
+written as an integer, since PostgreSQL's JSONB keeps `1e2` as `100`), so the same session
+has the same checksum on SQLite and PostgreSQL, whatever key order JSONB stores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter, ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.core.db import read_scope
+from app.core.errors import InvalidExport, InvalidMessage, SessionExists, SessionNotFound
+from app.core.settings import Settings
+from app.engine.shapes import normalize_message, validate_tools
+from app.repositories.transfer import Row, TransferRepository
+from app.schemas.door import MessageJson
+from app.schemas.sessions import SessionSettings
+from app.schemas.transfer import (
+    EXPORT_FORMAT,
+    EndRecord,
+    MessageRecord,
+    SessionImport,
+    SessionRecord,
+    SummaryRecord,
+)
+from app.tokens.registry import ModelRegistry
+
+# Rows per page read or batch written: ~1 MB of typical messages, a few ms per round trip.
+PAGE_ROWS = 1000
+
+Record = SessionRecord | MessageRecord | SummaryRecord | EndRecord
+_RECORD = TypeAdapter[Record](Annotated[Record, Field(discriminator="kind")])
+_POSTED = TypeAdapter[dict[str, Any]](MessageJson)
+
+
+def _wire(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+def _settled(value: Any) -> Any:
+    """`value` with integral floats as integers (what JSONB gives back for them)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: _settled(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_settled(item) for item in value]
+    return value
+
+
+def _dumps(record: Any) -> str:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+class Checksum:
+    """The running checksum and counts of a session's records."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self.messages = 0
+        self.summaries = 0
+
+    def add(self, record: dict[str, Any], line: str | None = None) -> None:
+        """Count `record`; `line` is its text when already encoded (the export's)."""
+        settled = _settled(record)
+        text = line if line is not None and settled == record else _dumps(settled)
+        self._sha.update(text.encode())
+        self._sha.update(b"\n")
+        kind = record["kind"]
+        self.messages += kind == "message"
+        self.summaries += kind == "summary"
+
+    def end(self) -> dict[str, Any]:
+        return EndRecord(
+            messages=self.messages, summaries=self.summaries, checksum=self._sha.hexdigest()
+        ).model_dump()
+
+
+async def session_records(
+    repo: TransferRepository, session_pk: int, session_id: str, row: Row
+) -> AsyncIterator[dict[str, Any]]:
+    """The session's records, read in keyset pages: session, messages, summaries."""
+    yield {"kind": "session", "format": EXPORT_FORMAT, "id": session_id, **_wire(row)}
+    after = 0
+    while page := await repo.messages_after(session_pk, after, PAGE_ROWS):
+        for message in page:
+            yield {"kind": "message", **_wire(message)}
+        after = page[-1]["seq"]
+    after = 0
+    while page := await repo.summaries_after(session_pk, after, PAGE_ROWS):
+        for summary in page:
+            yield {"kind": "summary", **_wire(summary)}
+        after = page[-1]["version"]
+
+
+async def stored_checksum(
+    repo: TransferRepository, session_pk: int, session_id: str, row: Row
+) -> dict[str, Any]:
+    """The `end` record of the stored session (counts and checksum)."""
+    checksum = Checksum()
+    async for record in session_records(repo, session_pk, session_id, row):
+        checksum.add(record)
+    return checksum.end()
+
+
+async def open_export(
+    factory: async_sessionmaker[AsyncSession], tenant: str, session_id: str
+) -> AsyncIterator[str]:
+    """The export's lines, read in one snapshot; SessionNotFound before the first line."""
+    stack = AsyncExitStack()
+    db = await stack.enter_async_context(read_scope(factory, repeatable=True))
+    try:
+        repo = TransferRepository(db)
+        found = await repo.session_row(tenant, session_id)
+        if found is None:
+            raise SessionNotFound(session_id)
+    except BaseException:
+        await stack.aclose()
+        raise
+    return _export_lines(stack, repo, session_id, *found)
+
+
+async def _export_lines(
+    stack: AsyncExitStack, repo: TransferRepository, session_id: str, session_pk: int, row: Row
+) -> AsyncIterator[str]:
+    async with stack:
+        checksum = Checksum()
+        async for record in session_records(repo, session_pk, session_id, row):
+            line = _dumps(record)
+            checksum.add(record, line)
+            yield line + "\n"
+        yield _dumps(checksum.end()) + "\n"
+
+
+async def split_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Lines of a byte stream, each copied once (a long line arriving in many chunks is
+    joined once, not re-concatenated per chunk)."""
+    pending: list[bytes] = []
+    async for chunk in chunks:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            pending.append(chunk[start:end])
+            yield b"".join(pending)
+            pending, start = [], end + 1
+        if start < len(chunk):
+            pending.append(chunk[start:])
+    if pending:
+        yield b"".join(pending)
+
+
+class SessionImporter:
+    """POST /sessions/import and `foldwise import`: one export into this tenant."""
+
+    def __init__(
+        self, db: AsyncSession, tenant: str, settings: Settings, registry: ModelRegistry
+    ) -> None:
+        self.repo = TransferRepository(db)
+        self.tenant = tenant
+        self.registry = registry
+
+    async def run(self, lines: AsyncIterator[bytes]) -> SessionImport:
+        records = _checked_records(lines)
+        line, first = await anext(records, (0, None))
+        if not isinstance(first, SessionRecord):
+            raise InvalidExport("an export starts with its session record", {"line": line + 1})
+        self.registry.get(first.model)  # UnknownModel (422), as on POST /sessions
+        stored = await self.repo.session_row(self.tenant, first.id)
+        if stored is not None:
+            return await self._compare(first, records, *stored)
+        session_pk = await self.repo.insert_session(self.tenant, first.id, _session_row(first))
+        batch: list[dict[str, Any]] = []
+        summaries: list[dict[str, Any]] = []
+        end = None
+        async for index, record in records:
+            if isinstance(record, MessageRecord):
+                batch.append(_message_row(record, index))
+                if len(batch) == PAGE_ROWS:
+                    await self.repo.insert_messages(session_pk, batch)
+                    batch = []
+            elif isinstance(record, SummaryRecord):
+                summaries.append(record.model_dump(exclude={"kind"}))
+            else:
+                end = record
+        await self.repo.insert_messages(session_pk, batch)
+        await self.repo.insert_summaries(session_pk, summaries)
+        assert isinstance(end, EndRecord)  # _checked_records ends with one
+        return SessionImport(id=first.id, status="created", **end.model_dump(exclude={"kind"}))
+
+    async def _compare(
+        self,
+        first: SessionRecord,
+        records: AsyncIterator[tuple[int, Record]],
+        session_pk: int,
+        row: Row,
+    ) -> SessionImport:
+        """Idempotence: the same export again is `unchanged`; another session of that id
+        is 409 `session_exists` (delete it first to replace it)."""
+        end = None
+        async for _, record in records:
+            end = record
+        assert isinstance(end, EndRecord)
+        mine = await stored_checksum(self.repo, session_pk, first.id, row)
+        if mine["checksum"] != end.checksum:
+            raise SessionExists(first.id)
+        return SessionImport(id=first.id, status="unchanged", **end.model_dump(exclude={"kind"}))
+
+
+def _session_row(record: SessionRecord) -> dict[str, Any]:
+    SessionSettings.model_validate(record.settings)
+    row = record.model_dump(exclude={"kind", "format", "id"})
+    if record.tools is not None:
+        row["tools"] = validate_tools(record.tools)
+    return row
+
+
+def _message_row(record: MessageRecord, index: int) -> dict[str, Any]:
+    """The stored row, through the checks an append makes (door, then shape)."""
+    try:
+        shaped = normalize_message(_POSTED.validate_python(record.posted()))
+    except (ValidationError, InvalidMessage) as exc:
+        raise InvalidExport(_reason(exc), {"line": index + 1}) from None
+    return {
+        **record.model_dump(exclude={"kind"}),
+        "content": shaped.content,
+        "tool_calls": shaped.tool_calls,
+        "metadata": shaped.metadata,
+    }
+
+
+async def _checked_records(lines: AsyncIterator[bytes]) -> AsyncIterator[tuple[int, Record]]:
+    """(line index, record) in export order, checked as a whole: seqs rising within the
+    session's counter, versions 1…summary_version, one `end` with the counts and checksum.
+    InvalidExport names the line of the first problem."""
+    checksum = Checksum()
+    session: SessionRecord | None = None
+    seq = version = 0
+    index = -1
+    async for raw in lines:
+        index += 1
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+            record = _RECORD.validate_python(data)
+        except (ValidationError, ValueError, RecursionError) as exc:
+            raise InvalidExport(_reason(exc), {"line": index + 1}) from None
+        problem = _out_of_order(record, session, seq, version)
+        if problem:
+            raise InvalidExport(problem, {"line": index + 1})
+        if isinstance(record, EndRecord):
+            _check_end(record, checksum, session, index)
+            yield index, record
+            async for rest in lines:
+                if rest.strip():
+                    raise InvalidExport("nothing may follow the end record", {"line": index + 2})
+            return
+        checksum.add(data)
+        if isinstance(record, SessionRecord):
+            session = record
+        elif isinstance(record, MessageRecord):
+            seq = record.seq
+        else:
+            version = record.version
+        yield index, record
+    raise InvalidExport("the export is cut short: no end record", {"line": index + 2})
+
+
+def _out_of_order(record: Record, session: SessionRecord | None, seq: int, version: int) -> str:
+    if isinstance(record, SessionRecord):
+        return "a second session record" if session else ""
+    if session is None:
+        return "an export starts with its session record"
+    if isinstance(record, MessageRecord):
+        if version:
+            return "messages come before summaries"
+        if not seq < record.seq <= session.last_seq:
+            return f"seq {record.seq} is not after {seq} and within last_seq {session.last_seq}"
+    elif isinstance(record, SummaryRecord) and record.version != version + 1:
+        return f"summary version {record.version} does not follow {version}"
+    return ""
+
+
+def _check_end(
+    end: EndRecord, checksum: Checksum, session: SessionRecord | None, index: int
+) -> None:
+    assert session is not None
+    found = checksum.end()
+    expected_messages = session.last_seq - session.removed_count
+    problem = ""
+    if (end.messages, end.summaries) != (found["messages"], found["summaries"]):
+        problem = f"the end record counts {end.messages} messages, {end.summaries} summaries"
+    elif found["messages"] != expected_messages:
+        problem = f"{found['messages']} messages where the session holds {expected_messages}"
+    elif found["summaries"] != session.summary_version:
+        problem = f"{found['summaries']} summaries for version {session.summary_version}"
+    elif end.checksum != found["checksum"]:
+        problem = "the checksum does not match the records"
+    if problem:
+        raise InvalidExport(problem, {"line": index + 1})
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    if isinstance(exc, InvalidMessage):
+        return exc.message
+    return str(exc)
