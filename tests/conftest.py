@@ -91,15 +91,19 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def postgres_database() -> Iterator[str]:
-    name = f"foldwise_test_{os.getpid()}"
+def migrated_postgres_database(name: str) -> Iterator[str]:
+    """A migrated PostgreSQL database `name` for the `yield` of a fixture, dropped after."""
     url = create_postgres_database(name)
     try:
         upgrade_database(url)
         yield url
     finally:
         drop_postgres_database(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    yield from migrated_postgres_database(f"foldwise_test_{os.getpid()}")
 
 
 async def _truncate(url: str) -> None:

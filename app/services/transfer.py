@@ -4,9 +4,11 @@ Neither side holds a session whole: the export reads keyset pages of PAGE_ROWS r
 snapshot and yields line by line; the import validates each line as it arrives and inserts
 in batches of PAGE_ROWS, in one transaction (a refused line leaves nothing behind).
 
-The checksum is sha256 over each record's canonical JSON (sorted keys; an integral float
-written as an integer, since PostgreSQL's JSONB keeps `1e2` as `100`), so the same session
-has the same checksum on SQLite and PostgreSQL, whatever key order JSONB stores.
+Lines keep each JSON object's keys in their stored order (the context renders them in that
+order: byte-for-byte after an import). The checksum is sha256 over each record's canonical
+JSON (sorted keys; an integral float written as an integer, since PostgreSQL's JSONB keeps
+`1e2` as `100`), so the same session has the same checksum on SQLite and PostgreSQL, whatever
+key order JSONB stores.
 """
 
 from __future__ import annotations
@@ -51,18 +53,22 @@ def _wire(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _settled(value: Any) -> Any:
-    """`value` with integral floats as integers (what JSONB gives back for them)."""
+    """`value` with integral floats as integers (what JSONB gives back for them); `value`
+    itself when it holds none."""
     if isinstance(value, float):
         return int(value) if value.is_integer() else value
     if isinstance(value, dict):
-        return {key: _settled(item) for key, item in value.items()}
+        items = {key: _settled(item) for key, item in value.items()}
+        same = all(items[key] is item for key, item in value.items())
+        return value if same else items
     if isinstance(value, list):
-        return [_settled(item) for item in value]
+        listed = [_settled(item) for item in value]
+        return value if all(a is b for a, b in zip(listed, value, strict=True)) else listed
     return value
 
 
-def _dumps(record: Any) -> str:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def _dumps(record: Any, *, canonical: bool = False) -> str:
+    return json.dumps(record, sort_keys=canonical, ensure_ascii=False, separators=(",", ":"))
 
 
 class Checksum:
@@ -73,11 +79,8 @@ class Checksum:
         self.messages = 0
         self.summaries = 0
 
-    def add(self, record: dict[str, Any], line: str | None = None) -> None:
-        """Count `record`; `line` is its text when already encoded (the export's)."""
-        settled = _settled(record)
-        text = line if line is not None and settled == record else _dumps(settled)
-        self._sha.update(text.encode())
+    def add(self, record: dict[str, Any]) -> None:
+        self._sha.update(_dumps(_settled(record), canonical=True).encode())
         self._sha.update(b"\n")
         kind = record["kind"]
         self.messages += kind == "message"
@@ -139,9 +142,8 @@ async def _export_lines(
     async with stack:
         checksum = Checksum()
         async for record in session_records(repo, session_pk, session_id, row):
-            line = _dumps(record)
-            checksum.add(record, line)
-            yield line + "\n"
+            checksum.add(record)
+            yield _dumps(record) + "\n"
         yield _dumps(checksum.end()) + "\n"
 
 
@@ -219,7 +221,10 @@ class SessionImporter:
 
 
 def _session_row(record: SessionRecord) -> dict[str, Any]:
-    SessionSettings.model_validate(record.settings)
+    try:
+        SessionSettings.model_validate(record.settings)
+    except ValidationError as exc:
+        raise InvalidExport(f"settings: {_reason(exc)}", {"line": 1}) from None
     row = record.model_dump(exclude={"kind", "format", "id"})
     if record.tools is not None:
         row["tools"] = validate_tools(record.tools)

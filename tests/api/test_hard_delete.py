@@ -12,7 +12,7 @@ from sqlalchemy import Table, select
 
 from app.main import create_app
 from app.models import Base
-from tests.api.session_builder import build_session
+from tests.api.session_builder import build_session, two_tenants
 from tests.conftest import MakeClient, make_settings
 from tests.factories import assert_error, create_session
 
@@ -78,11 +78,7 @@ class TestDeleteByPrefix:
     async def test_deletes_the_tenants_sessions_with_the_prefix_only(
         self, make_client: MakeClient
     ) -> None:
-        keys = "a:key-a,b:key-b"
-        a = await make_client(api_keys=keys)
-        a.headers["Authorization"] = "Bearer key-a"
-        b = await make_client(api_keys=keys)
-        b.headers["Authorization"] = "Bearer key-b"
+        a, b = await two_tenants(make_client)
         for client in (a, b):
             for sid in ("user-1:chat", "user-1:code", "user-10:chat", "user-2:chat"):
                 await build_session(client, sid, [("chat", 1)])
