@@ -43,6 +43,7 @@ from app.repositories.context_rows import driver_snapshot
 from app.repositories.stamps import open_stamp_reader
 from app.services.background_folds import BackgroundFolds
 from app.services.folds import SummarizerFactory
+from app.services.retention import RetentionSweeper
 from app.services.served_cache import ServedContextCache
 from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
@@ -184,6 +185,8 @@ def create_app(
         app.state.sessionmaker = create_sessionmaker(engine)
         served_cache.reader = open_stamp_reader(engine)
         served_cache.driver_snapshot = driver_snapshot(served_cache.reader)
+        retention = RetentionSweeper(app.state.sessionmaker, settings)
+        retention.start()
         if keyring.is_open:
             log.warning(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
@@ -191,6 +194,7 @@ def create_app(
         try:
             yield
         finally:
+            await retention.close()
             await background_folds.close()
             await served_cache.reader.close()
             await engine.dispose()
