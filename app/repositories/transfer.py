@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Column, Table, func, insert, select, update
+from sqlalchemy import Column, Table, func, insert, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -53,11 +54,48 @@ class TransferRepository:
     def __init__(self, db: AsyncSession) -> None:
         self.db = db
 
+    async def sessions_after(self, after_pk: int, limit: int) -> list[tuple[int, str, str]]:
+        """(pk, tenant, id) of every tenant's sessions after `after_pk`, in pk order."""
+        stmt = (
+            select(Session.pk, Session.tenant, Session.external_id)
+            .where(Session.pk > after_pk)
+            .order_by(Session.pk)
+            .limit(limit)
+        )
+        return [(int(pk), tenant, sid) for pk, tenant, sid in (await self.db.execute(stmt)).all()]
+
+    async def shared_rows(self, model: Any, after: tuple[Any, ...] | None, limit: int) -> list[Row]:
+        """A page of a table of no one session (calibrations, the summary cache), in primary
+        key order after the key `after`."""
+        table = _table(model)
+        keys = list(table.primary_key.columns)
+        stmt = select(table).order_by(*keys).limit(limit)
+        if after is not None:
+            stmt = stmt.where(tuple_(*keys) > tuple_(*after))
+        return _rows(await self.db.execute(stmt))
+
+    async def upsert_shared(self, model: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert rows of a shared table; a row whose key is stored takes the copied values."""
+        if not rows:
+            return
+        table = _table(model)
+        dialect = self.db.get_bind().dialect.name
+        insert_ = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        stmt = insert_(table)
+        keys = [column.name for column in table.primary_key.columns]
+        others = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}
+        await self.db.execute(stmt.on_conflict_do_update(index_elements=keys, set_=others), rows)
+
     async def session_row(self, tenant: str, session_id: str) -> tuple[int, Row] | None:
         """(pk, stored columns) of the tenant's session, or None."""
-        stmt = select(Session.pk, *SESSION_COLUMNS).where(
-            Session.tenant == tenant, Session.external_id == session_id
-        )
+        return await self._session(Session.tenant == tenant, Session.external_id == session_id)
+
+    async def session_row_by_pk(self, session_pk: int) -> Row | None:
+        found = await self._session(Session.pk == session_pk)
+        return found[1] if found else None
+
+    async def _session(self, *where: Any) -> tuple[int, Row] | None:
+        stmt = select(Session.pk, *SESSION_COLUMNS).where(*where)
         found = _rows(await self.db.execute(stmt))
         if not found:
             return None
