@@ -9,7 +9,9 @@ from typing import Any
 
 import httpx
 from hypothesis import strategies as st
+from sqlalchemy import update
 
+from app.models import Session
 from tests import factories as make
 
 # One step of a session's life; the integer sizes it. A usage report teaches the tenant's
@@ -116,3 +118,10 @@ async def two_tenants(make_client: Any) -> tuple[httpx.AsyncClient, httpx.AsyncC
         client.headers["Authorization"] = f"Bearer key-{tenant}"
         clients.append(client)
     return clients[0], clients[1]
+
+
+async def idle_since(app: Any, session_id: str, moment: Any) -> None:
+    """Make the session's last activity `moment` (as if nothing was written since)."""
+    async with app.state.engine.begin() as connection:
+        stmt = update(Session).where(Session.external_id == session_id)
+        await connection.execute(stmt.values(updated_at=moment))

@@ -14,25 +14,18 @@ import pytest
 from fastapi import FastAPI
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, select
 
 from app.core.metrics import RETENTION_DELETED, RETENTION_SWEEPS
 from app.main import create_app
 from app.models import Calibration, Message, Session, SummaryCacheEntry
 from app.models.base import utcnow
 from app.services.retention import sweep
-from tests.api.session_builder import build_session
+from tests.api.session_builder import build_session, idle_since
 from tests.conftest import MakeClient, make_settings
 from tests.factories import assert_error, create_session
 
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=utcnow().tzinfo)
-
-
-async def idle_since(app: FastAPI, session_id: str, moment: datetime) -> None:
-    """Make the session's last activity `moment` (as if nothing was written since)."""
-    async with app.state.engine.begin() as connection:
-        stmt = update(Session).where(Session.external_id == session_id)
-        await connection.execute(stmt.values(updated_at=moment))
 
 
 async def session_ids(app: FastAPI) -> set[str]:
