@@ -21,7 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.core.db import read_scope, session_scope
 from app.models import Calibration, SummaryCacheEntry
 from app.repositories.transfer import TransferRepository
-from app.services.transfer import PAGE_ROWS, stored_checksum
+from app.services.transfer import (
+    PAGE_ROWS,
+    Checksum,
+    row_record,
+    session_record,
+    stored_checksum,
+)
 
 Maker = async_sessionmaker[AsyncSession]
 
@@ -74,36 +80,58 @@ class DatabaseCopy:
                 target_pk = stored[0]
                 seq, version = await target.newest(target_pk)
                 await target.replace_session(target_pk, row)
-        self.report.messages += await self._pages("messages", source_pk, target_pk, seq)
-        self.report.summaries += await self._pages("summaries", source_pk, target_pk, version)
+        # Copied from the start, the source's checksum is taken from the rows as they pass;
+        # resumed, the source is read again for it.
+        checksum = Checksum() if (seq, version) == (0, 0) else None
+        if checksum:
+            checksum.add(session_record(session_id, row))
+        self.report.messages += await self._pages("message", source_pk, target_pk, seq, checksum)
+        self.report.summaries += await self._pages(
+            "summary", source_pk, target_pk, version, checksum
+        )
         self.report.sessions += 1
-        if not await self._verified(source_pk, target_pk, session_id, row):
+        source_end = checksum.end() if checksum else None
+        if not await self._verified(source_pk, target_pk, session_id, row, source_end):
             self.report.mismatched.append(f"{tenant}/{session_id}")
         if self.report.sessions % 100 == 0:
             self.progress(f"{self.report.sessions} sessions, {self.report.messages} messages")
 
-    async def _pages(self, kind: str, source_pk: int, target_pk: int, after: int) -> int:
-        """Copy the session's messages or summaries after seq/version `after`, a page per
+    async def _pages(
+        self, kind: str, source_pk: int, target_pk: int, after: int, checksum: Checksum | None
+    ) -> int:
+        """Copy the session's messages or summaries after seq / version `after`, a page per
         target transaction; how many."""
         copied = 0
-        key = "seq" if kind == "messages" else "version"
+        key = "seq" if kind == "message" else "version"
         while True:
             async with read_scope(self.source) as db:
                 reader = TransferRepository(db)
-                read = reader.messages_after if kind == "messages" else reader.summaries_after
+                read = reader.messages_after if kind == "message" else reader.summaries_after
                 page = await read(source_pk, after, PAGE_ROWS)
             if not page:
                 return copied
             async with session_scope(self.target) as db:
                 writer = TransferRepository(db)
-                write = writer.insert_messages if kind == "messages" else writer.insert_summaries
+                write = writer.insert_messages if kind == "message" else writer.insert_summaries
                 await write(target_pk, page)
+            if checksum is not None:
+                for row in page:
+                    checksum.add(row_record(kind, row))
             copied += len(page)
             after = page[-1][key]
 
-    async def _verified(self, source_pk: int, target_pk: int, session_id: str, row: Any) -> bool:
-        ends = []
-        for maker, pk in ((self.source, source_pk), (self.target, target_pk)):
+    async def _verified(
+        self,
+        source_pk: int,
+        target_pk: int,
+        session_id: str,
+        row: Any,
+        source_end: dict[str, Any] | None,
+    ) -> bool:
+        """Counts and checksum of the session as stored on the target equal the source's."""
+        ends = [source_end] if source_end else []
+        pairs = ((self.source, source_pk), (self.target, target_pk))[len(ends) :]
+        for maker, pk in pairs:
             async with read_scope(maker, repeatable=True) as db:
                 repo = TransferRepository(db)
                 stored = await repo.session_row_by_pk(pk)

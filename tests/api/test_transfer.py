@@ -277,6 +277,21 @@ class TestRecords:
         for record, columns, own in pairs:
             assert set(record.model_fields) - own == {column.name for column in columns}
 
+    @given(value=st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**70), 2**70))
+    def test_the_checksum_reads_numbers_as_jsonb_gives_them_back(self, value: Any) -> None:
+        """JSONB returns an integral float written with an exponent (1e+16) as an integer."""
+
+        def checksum(content: Any) -> str:
+            summed = transfer.Checksum()
+            summed.add({"kind": "message", "content": {"n": [content]}})
+            return str(summed.end()["checksum"])
+
+        as_jsonb = json.loads(json.dumps(value).replace("e+", "e"))  # text JSONB would hold
+        if isinstance(value, float) and value.is_integer() and abs(value) >= 1e16:
+            as_jsonb = int(value)
+        assert checksum(value) == checksum(as_jsonb)
+        assert checksum(value) != checksum(f"{value}")
+
 
 class TestExport:
     async def test_streams_the_session_in_order_across_pages(
