@@ -156,12 +156,9 @@ def _mb(value: float) -> str:
     return f"{value / 2**20:.1f} MB"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--skip-postgres", action="store_true")
-    parser.add_argument("--copy-messages", type=int, default=COPY_MESSAGES)
-    args = parser.parse_args(argv)
-    skipped = "--skip-postgres" if args.skip_postgres else postgres_missing()
+def measure(skip_postgres: bool, copy_messages: int = COPY_MESSAGES) -> str:
+    """The section of docs/benchmarks.md (`make bench` appends it to its report)."""
+    skipped = "--skip-postgres" if skip_postgres else postgres_missing()
     backends = ["SQLite"] if skipped else ["SQLite", "PostgreSQL"]
     rows = []
     for backend in backends:
@@ -179,8 +176,16 @@ def main(argv: list[str] | None = None) -> int:
                 ]
             )
             print(rows[-1], flush=True)
-    copied = None if skipped else copy(args.copy_messages)
-    text = section(rows, copied, skipped)
+    copied = None if skipped else copy(copy_messages)
+    return section(rows, copied, skipped)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--skip-postgres", action="store_true")
+    parser.add_argument("--copy-messages", type=int, default=COPY_MESSAGES)
+    args = parser.parse_args(argv)
+    text = measure(args.skip_postgres, args.copy_messages)
     print(text)
     doc.write(text)
     return 0

@@ -24,7 +24,13 @@ from pydantic import Field, TypeAdapter, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.db import read_scope
-from app.core.errors import InvalidExport, InvalidMessage, SessionExists, SessionNotFound
+from app.core.errors import (
+    FoldwiseError,
+    InvalidExport,
+    InvalidMessage,
+    SessionExists,
+    SessionNotFound,
+)
 from app.core.settings import Settings
 from app.engine.shapes import normalize_message, validate_tools
 from app.repositories.transfer import Row, TransferRepository
@@ -197,20 +203,25 @@ class SessionImporter:
         if stored is not None:
             return await self._compare(first, records, *stored)
         session_pk = await self.repo.insert_session(self.tenant, first.id, _session_row(first))
-        batch: list[dict[str, Any]] = []
+        messages: list[dict[str, Any]] = []
         summaries: list[dict[str, Any]] = []
         end = None
         async for index, record in records:
             if isinstance(record, MessageRecord):
-                batch.append(_message_row(record, index))
-                if len(batch) == PAGE_ROWS:
-                    await self.repo.insert_messages(session_pk, batch)
-                    batch = []
+                messages.append(_message_row(record, index))
             elif isinstance(record, SummaryRecord):
+                await self.repo.insert_messages(session_pk, messages)  # the last batch
+                messages = []
                 summaries.append(record.model_dump(exclude={"kind"}))
             else:
                 end = record
-        await self.repo.insert_messages(session_pk, batch)
+            if len(messages) == PAGE_ROWS:
+                await self.repo.insert_messages(session_pk, messages)
+                messages = []
+            if len(summaries) == PAGE_ROWS:
+                await self.repo.insert_summaries(session_pk, summaries)
+                summaries = []
+        await self.repo.insert_messages(session_pk, messages)
         await self.repo.insert_summaries(session_pk, summaries)
         assert isinstance(end, EndRecord)  # _checked_records ends with one
         return SessionImport(id=first.id, status="created", **end.model_dump(exclude={"kind"}))
@@ -272,7 +283,11 @@ async def _checked_records(lines: AsyncIterator[bytes]) -> AsyncIterator[tuple[i
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            text = raw.decode()
+        except UnicodeDecodeError:  # as for every JSON body: 400, not 422
+            raise FoldwiseError("the body is not UTF-8", {"line": index + 1}) from None
+        try:
+            data = json.loads(text)
             record = _RECORD.validate_python(data)
         except (ValidationError, ValueError, RecursionError) as exc:
             raise InvalidExport(_reason(exc), {"line": index + 1}) from None

@@ -295,8 +295,10 @@ class TestRecords:
 
 class TestExport:
     async def test_streams_the_session_in_order_across_pages(
-        self, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+        self, servers: Any, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        """Pages and batches of 3 rows: export and import meet every page boundary."""
+        client, target = servers
         monkeypatch.setattr(transfer, "PAGE_ROWS", 3)
         steps = [("chat", 3), ("fold", 0), ("tool", 50), ("fold", 0), ("chat", 2), ("fold", 0)]
         await build_session(client, "paged", steps)
@@ -314,6 +316,9 @@ class TestExport:
         assert [m["id"] for m in stored["messages"]] == [
             r["id"] for r in records if r["kind"] == "message"
         ]
+        body = await export(client, "paged")
+        assert (await target.post("/sessions/import", content=body)).status_code == 201
+        assert await export(target, "paged") == body
 
     async def test_another_tenants_session_is_not_found(self, make_client: MakeClient) -> None:
         a, b = await two_tenants(make_client)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import SessionId, Sessionmaker, Tenant, service
-from app.schemas.common import ERROR_RESPONSES
+from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.transfer import SessionImport
 from app.services.transfer import SessionImporter, open_export, split_lines
 
@@ -37,7 +37,10 @@ async def export_session(
 @router.post(
     "/sessions/import",
     status_code=201,
-    responses={200: {"model": SessionImport, "description": "The same session is stored"}},
+    responses={
+        **BODY_ERRORS,
+        200: {"model": SessionImport, "description": "The same session is stored"},
+    },
     openapi_extra={"requestBody": {"required": True, **_JSONL_BODY}},
 )
 async def import_session(request: Request, response: Response, importer: Importer) -> SessionImport:
