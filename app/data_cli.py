@@ -53,7 +53,7 @@ def add_commands(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "export":
         with _opened(args.output, "w") as out:
-            return _on_database(settings.database_url, lambda m: _export(m, args, out))
+            return _on_database(settings.database_url, lambda m: _export(m, args, settings, out))
     if args.command == "import":
         with _opened(args.file, "rb") as source:
             return _on_database(settings.database_url, lambda m: _import(m, args, settings, source))
@@ -94,10 +94,12 @@ def _opened(path: str, mode: str) -> Iterator[IO[Any]]:
         yield stream
 
 
-async def _export(maker: Maker, args: argparse.Namespace, out: IO[str]) -> int:
+async def _export(maker: Maker, args: argparse.Namespace, settings: Settings, out: IO[str]) -> int:
     from app.services.transfer import open_export
+    from app.tokens.registry import load_registry
 
-    async for line in await open_export(maker, args.tenant, args.session_id):
+    registry = load_registry(settings)
+    async for line in await open_export(maker, args.tenant, args.session_id, registry):
         out.write(line)
     return 0
 

@@ -46,8 +46,9 @@ async def _export(url: str, session_id: str, path: Path) -> None:
     engine = create_engine(url)
     try:
         with path.open("w", encoding="utf-8") as out:
+            registry = load_registry(Settings())
             async for line in await open_export(
-                create_sessionmaker(engine), OPEN_TENANT, session_id
+                create_sessionmaker(engine), OPEN_TENANT, session_id, registry
             ):
                 out.write(line)
     finally:

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import MessageIdsTaken, SessionExists
-from app.models import Message, Session, Summary
+from app.models import Calibration, Message, Session, Summary
 
 Row = dict[str, Any]
 
@@ -129,6 +129,24 @@ class TransferRepository:
             .limit(limit)
         )
         return _rows(await self.db.execute(stmt))
+
+    async def calibration(self, tenant: str, family: str) -> Row | None:
+        stmt = select(
+            Calibration.family, Calibration.ratio, Calibration.samples, Calibration.updated_at
+        )
+        found = _rows(
+            await self.db.execute(
+                stmt.where(Calibration.tenant == tenant, Calibration.family == family)
+            )
+        )
+        return found[0] if found else None
+
+    async def add_calibration(self, tenant: str, row: Mapping[str, Any]) -> None:
+        """The tenant's calibration of a family, unless it has learned one already."""
+        dialect = self.db.get_bind().dialect.name
+        insert_ = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        stmt = insert_(Calibration).values(tenant=tenant, **row).on_conflict_do_nothing()
+        await self.db.execute(stmt)
 
     async def newest(self, session_pk: int) -> tuple[int, int]:
         """(highest message seq, highest summary version) stored: where a copy resumes."""

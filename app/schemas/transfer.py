@@ -1,8 +1,9 @@
 """Export / import wire models: the JSONL records of a session, and the import result.
 
 An export is one JSON object per line, in this order: a `session` record, the `message`
-records in seq order, the `summary` records in version order, and an `end` record with the
-counts and the checksum of the records before it (a cut stream has no `end`, and is refused).
+records in seq order, the `summary` records in version order, the tenant's `calibration` of
+the session model's family when it has one, and an `end` record with the counts and the
+checksum of the session's records (a cut stream has no `end`, and is refused).
 Every stored column of the three tables is carried (`tests/api/test_transfer.py` holds the
 records to the models' columns), so an import rebuilds the rows as they were.
 """
@@ -93,6 +94,20 @@ class SummaryRecord(BaseModel):
     tokens_out: SqlInt
     stats: Json
     created_at: datetime = _TIME
+
+
+class CalibrationRecord(BaseModel):
+    """The tenant's learned ratio for the session model's family (docs/reference.md
+    §Calibration), so budgets match on a server that has not learned one. Not part of the
+    checksum: it is the tenant's, and moves on as other sessions report usage."""
+
+    model_config = _RECORD
+
+    kind: Literal["calibration"] = "calibration"
+    family: Text = Field(max_length=128)
+    ratio: float = Field(ge=0.5, le=2.0)
+    samples: SqlInt
+    updated_at: datetime = _TIME
 
 
 class EndRecord(BaseModel):

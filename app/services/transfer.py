@@ -30,6 +30,7 @@ from app.core.errors import (
     InvalidMessage,
     SessionExists,
     SessionNotFound,
+    UnknownModel,
 )
 from app.core.settings import Settings
 from app.engine.shapes import normalize_message, validate_tools
@@ -38,6 +39,7 @@ from app.schemas.door import MessageJson
 from app.schemas.sessions import SessionSettings
 from app.schemas.transfer import (
     EXPORT_FORMAT,
+    CalibrationRecord,
     EndRecord,
     MessageRecord,
     SessionImport,
@@ -49,7 +51,7 @@ from app.tokens.registry import ModelRegistry
 # Rows per page read or batch written: ~1 MB of typical messages, a few ms per round trip.
 PAGE_ROWS = 1000
 
-Record = SessionRecord | MessageRecord | SummaryRecord | EndRecord
+Record = SessionRecord | MessageRecord | SummaryRecord | CalibrationRecord | EndRecord
 _RECORD = TypeAdapter[Record](Annotated[Record, Field(discriminator="kind")])
 _POSTED = TypeAdapter[dict[str, Any]](MessageJson)
 
@@ -140,7 +142,10 @@ async def stored_checksum(
 
 
 async def open_export(
-    factory: async_sessionmaker[AsyncSession], tenant: str, session_id: str
+    factory: async_sessionmaker[AsyncSession],
+    tenant: str,
+    session_id: str,
+    registry: ModelRegistry,
 ) -> AsyncIterator[str]:
     """The export's lines, read in one snapshot; SessionNotFound before the first line."""
     stack = AsyncExitStack()
@@ -153,17 +158,34 @@ async def open_export(
     except BaseException:
         await stack.aclose()
         raise
-    return _export_lines(stack, repo, session_id, *found)
+    family = _family(registry, found[1]["model"])
+    return _export_lines(stack, repo, (tenant, family), session_id, *found)
+
+
+def _family(registry: ModelRegistry, model: str) -> str | None:
+    try:
+        return registry.get(model).family
+    except UnknownModel:  # the registry changed since: no calibration to carry
+        return None
 
 
 async def _export_lines(
-    stack: AsyncExitStack, repo: TransferRepository, session_id: str, session_pk: int, row: Row
+    stack: AsyncExitStack,
+    repo: TransferRepository,
+    tenant_family: tuple[str, str | None],
+    session_id: str,
+    session_pk: int,
+    row: Row,
 ) -> AsyncIterator[str]:
     async with stack:
         checksum = Checksum()
         async for record in session_records(repo, session_pk, session_id, row):
             checksum.add(record)
             yield _dumps(record) + "\n"
+        tenant, family = tenant_family
+        calibration = await repo.calibration(tenant, family) if family else None
+        if calibration:
+            yield _dumps(row_record("calibration", calibration)) + "\n"
         yield _dumps(checksum.end()) + "\n"
 
 
@@ -213,6 +235,8 @@ class SessionImporter:
                 await self.repo.insert_messages(session_pk, messages)  # the last batch
                 messages = []
                 summaries.append(record.model_dump(exclude={"kind"}))
+            elif isinstance(record, CalibrationRecord):
+                await self.repo.add_calibration(self.tenant, record.model_dump(exclude={"kind"}))
             else:
                 end = record
             if len(messages) == PAGE_ROWS:
@@ -277,6 +301,7 @@ async def _checked_records(lines: AsyncIterator[bytes]) -> AsyncIterator[tuple[i
     checksum = Checksum()
     session: SessionRecord | None = None
     seq = version = 0
+    calibrated = False
     index = -1
     async for raw in lines:
         index += 1
@@ -292,6 +317,8 @@ async def _checked_records(lines: AsyncIterator[bytes]) -> AsyncIterator[tuple[i
         except (ValidationError, ValueError, RecursionError) as exc:
             raise InvalidExport(_reason(exc), {"line": index + 1}) from None
         problem = _out_of_order(record, session, seq, version)
+        if calibrated and not isinstance(record, EndRecord):
+            problem = "only the end record follows the calibration"
         if problem:
             raise InvalidExport(problem, {"line": index + 1})
         if isinstance(record, EndRecord):
@@ -301,6 +328,10 @@ async def _checked_records(lines: AsyncIterator[bytes]) -> AsyncIterator[tuple[i
                 if rest.strip():
                     raise InvalidExport("nothing may follow the end record", {"line": index + 2})
             return
+        if isinstance(record, CalibrationRecord):
+            calibrated = True
+            yield index, record
+            continue
         checksum.add(data)
         if isinstance(record, SessionRecord):
             session = record

@@ -14,13 +14,12 @@ from sqlalchemy import update
 from app.models import Session
 from tests import factories as make
 
-# One step of a session's life; the integer sizes it. A usage report teaches the tenant's
-# calibration, not the session's: SESSION_STEP leaves it out.
-SESSION_STEP = st.one_of(
+# One step of a session's life; the integer sizes it.
+STEP = st.one_of(
     st.tuples(st.just("chat"), st.integers(1, 3)),
     st.tuples(st.just("tool"), st.integers(20, 600)),
     st.tuples(st.just("openai"), st.integers(1, 50)),
-    st.tuples(st.sampled_from(["fold", "clear", "remove", "patch", "read"]), st.just(0)),
+    st.tuples(st.sampled_from(["fold", "clear", "remove", "patch", "usage", "read"]), st.just(0)),
 )
 TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=40)
 SETUP = st.fixed_dictionaries(

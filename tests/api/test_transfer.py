@@ -4,6 +4,7 @@ summary versions, so its context is the same bytes after (the same JSON across d
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import shutil
@@ -23,8 +24,8 @@ from app.repositories import transfer as transfer_rows
 from app.schemas.transfer import MessageRecord, SessionRecord, SummaryRecord
 from app.services import transfer
 from tests.api.session_builder import (
-    SESSION_STEP,
     SETUP,
+    STEP,
     build_session,
     read_context,
     two_tenants,
@@ -99,8 +100,27 @@ async def servers(
     make_client: MakeClient, db_url: str, other_url: str
 ) -> tuple[httpx.AsyncClient, httpx.AsyncClient]:
     """A source on the test's database and a target on another database of its kind."""
-    source = await make_client(create_app(make_settings(db_url)))
-    return source, await make_client(create_app(make_settings(other_url)))
+    source, target = await serve_pair(make_client, db_url, other_url)
+    return source, target
+
+
+# A tenant per example: the usage calibration a tenant learns is shared by its sessions, and
+# an import never overwrites one the target learned (test_the_calibration_travels_…).
+TENANTS = 40
+_next_tenant = itertools.count()
+
+
+async def serve_pair(make_client: MakeClient, *urls: str) -> tuple[httpx.AsyncClient, ...]:
+    keys = ",".join(f"t{n}:k{n}" for n in range(TENANTS))
+    clients = tuple([await make_client(create_app(make_settings(u, api_keys=keys))) for u in urls])
+    new_tenant(*clients)
+    return clients
+
+
+def new_tenant(*clients: httpx.AsyncClient) -> None:
+    tenant = next(_next_tenant) % TENANTS
+    for client in clients:
+        client.headers["Authorization"] = f"Bearer k{tenant}"
 
 
 @pytest.fixture(
@@ -117,7 +137,9 @@ def crossing(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
 async def moved(
     source: httpx.AsyncClient, target: httpx.AsyncClient, setup: dict[str, Any], steps: Any
 ) -> tuple[str, bytes]:
-    """A session built on `source`, its contexts served, exported and imported to `target`."""
+    """A session built on `source`, its contexts served, exported and imported to `target`,
+    for a tenant of its own."""
+    new_tenant(source, target)
     session_id = f"rt-{uuid.uuid4().hex[:12]}"
     await build_session(source, session_id, steps, setup)
     await contexts(source, session_id)
@@ -139,7 +161,7 @@ ROUND_TRIP = settings(
 
 
 @ROUND_TRIP
-@given(setup=SETUP, steps=st.lists(SESSION_STEP, max_size=8))
+@given(setup=SETUP, steps=st.lists(STEP, max_size=8))
 async def test_round_trip_gives_the_same_context_bytes(
     servers: tuple[httpx.AsyncClient, httpx.AsyncClient], setup: dict[str, Any], steps: Any
 ) -> None:
@@ -158,17 +180,19 @@ async def test_round_trip_gives_the_same_context_bytes(
 
 
 @ROUND_TRIP
-@given(setup=SETUP, steps=st.lists(SESSION_STEP, max_size=6))
+@given(setup=SETUP, steps=st.lists(STEP, max_size=6))
 async def test_round_trip_across_databases(
     make_client: MakeClient, crossing: list[str], setup: dict[str, Any], steps: Any
 ) -> None:
     """Across databases the context is the same JSON (JSONB keeps its own key order, and
     an integral float as an integer), and the session's checksum is the same."""
-    source, target = [await make_client(create_app(make_settings(url))) for url in crossing]
+    source, target = await serve_pair(make_client, *crossing)
     session_id, _ = await moved(source, target, setup, steps)
-    assert [settled(c) for c in await contexts(target, session_id)] == [
-        settled(c) for c in await contexts(source, session_id)
-    ]
+    served, before = await contexts(target, session_id), await contexts(source, session_id)
+    for after, original in zip(served, before, strict=True):
+        assert settled(after) == settled(original), difference(
+            json.loads(after), json.loads(original)
+        )
     exports = [lines(await export(c, session_id)) for c in (source, target)]
     for mine, theirs in zip(*exports, strict=True):
         assert transfer._settled(mine) == transfer._settled(theirs), difference(mine, theirs)
@@ -248,6 +272,24 @@ class TestImport:
         records[0]["model"] = "no-such-model"
         response = await target.post("/sessions/import", content=resealed(records))
         assert_error(response, 422, "unknown_model")
+
+    async def test_the_calibration_travels_but_never_overwrites_one_learned(
+        self, servers: Any
+    ) -> None:
+        source, target = servers
+        await build_session(source, "cal", [("chat", 1), ("usage", 0)])
+        body = await export(source, "cal")
+        calibration = lines(body)[-2]
+        assert calibration["kind"] == "calibration" and calibration["samples"] == 1
+        await build_session(target, "own", [("chat", 2), ("usage", 0), ("usage", 0)])
+        assert (await target.post("/sessions/import", content=body)).status_code == 201
+        assert lines(await export(target, "cal"))[-2]["samples"] == 2  # the target's own
+        # The tenant's calibration moves on: the session is still the same one.
+        await build_session(source, "more", [("chat", 1), ("usage", 0)])
+        again = await export(source, "cal")
+        assert again != body and lines(again)[-1] == lines(body)[-1]
+        response = await target.post("/sessions/import", content=again)
+        assert response.status_code == 200 and response.json()["status"] == "unchanged"
 
     async def test_another_session_of_that_id_is_a_conflict(self, servers: Any) -> None:
         source, target = servers

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 
-from app.api.deps import SessionId, Sessionmaker, Tenant, service
+from app.api.deps import RegistryDep, SessionId, Sessionmaker, Tenant, service
 from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.transfer import SessionImport
 from app.services.transfer import SessionImporter, open_export, split_lines
@@ -26,10 +26,11 @@ Importer = Annotated[SessionImporter, Depends(service(SessionImporter))]
     responses={200: _JSONL_BODY},
 )
 async def export_session(
-    session_id: SessionId, sessionmaker: Sessionmaker, tenant: Tenant
+    session_id: SessionId, sessionmaker: Sessionmaker, tenant: Tenant, registry: RegistryDep
 ) -> StreamingResponse:
-    """The session as JSONL, streamed: session, messages in seq order, summaries, end."""
-    lines = await open_export(sessionmaker, tenant, session_id)
+    """The session as JSONL, streamed: session, messages in seq order, summaries, the
+    tenant's calibration of its model family, end."""
+    lines = await open_export(sessionmaker, tenant, session_id, registry)
     disposition = f'attachment; filename="{session_id}.jsonl"'
     return StreamingResponse(lines, media_type=JSONL, headers={"Content-Disposition": disposition})
 
