@@ -108,7 +108,6 @@ class TestSweep:
         app, client = await served(make_client, db_url, retention_days=30)
         await build_session(client, "active", [("chat", 1)])
         await idle_since(app, "active", utcnow() - timedelta(days=31))
-        await build_session(client, "other", [])
         await client.post(
             "/sessions/active/messages",
             json={"messages": [{"role": "user", "content": "still here"}]},
