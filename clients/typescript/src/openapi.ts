@@ -364,7 +364,8 @@ export interface paths {
         };
         /**
          * Export Session
-         * @description The session as JSONL, streamed: session, messages in seq order, summaries, end.
+         * @description The session as JSONL, streamed: session, messages in seq order, summaries, the
+         *     tenant's calibration of its model family, end.
          */
         get: operations["export_session_sessions__session_id__export_get"];
         put?: never;

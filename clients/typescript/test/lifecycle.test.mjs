@@ -20,10 +20,9 @@ describe('data lifecycle', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    assert.deepEqual(
-      records.map((r) => r.kind),
-      ['session', 'message', 'message', 'end'],
-    );
+    // A `calibration` record comes along when the tenant has learned one (other tests may).
+    const kinds = records.map((r) => r.kind).filter((kind) => kind !== 'calibration');
+    assert.deepEqual(kinds, ['session', 'message', 'message', 'end']);
     await assert.rejects(foldwise.importSession(jsonl.slice(0, -10)), UnprocessableEntityError);
 
     await foldwise.deleteSession(id);
