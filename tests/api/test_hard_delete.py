@@ -65,6 +65,9 @@ class TestDeleteSession:
             assert after[name] == kept and kept
         assert after["calibrations"] == before["calibrations"]  # the tenant's, not the session's
         assert_error(await client.get("/sessions/doomed"), 404, "session_not_found")
+        # The context this replica served last (STEPS ends with a read) is not served again.
+        served = await client.get("/sessions/doomed/context", params={"max_tokens": 2500})
+        assert_error(served, 404, "session_not_found")
         assert_error(await client.get("/sessions/doomed/export"), 404, "session_not_found")
 
     async def test_a_deleted_id_can_be_created_afresh(self, client: httpx.AsyncClient) -> None:
