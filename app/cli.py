@@ -1,4 +1,5 @@
-"""The `foldwise` command: serve | migrate | count | summarize | demo."""
+"""The `foldwise` command: serve | migrate | count | summarize | demo, and the data lifecycle's
+export | import | purge | copy (app/data_cli.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from app import data_cli
 from app.core.settings import Settings, get_settings
 
 EXIT_USAGE = 2
@@ -261,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--url", default="http://127.0.0.1:8000", help="the running server")
     demo.add_argument("--key", default=None, help="API key (default: $FOLDWISE_DEMO_KEY)")
     demo.add_argument("--id", default="demo-agent", help="session id (recreated if present)")
+    data_cli.add_commands(commands)
     return parser
 
 
@@ -285,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_migrate(settings)
         if args.command == "count":
             return cmd_count(settings, args.file, args.model)
+        if args.command in data_cli.COMMANDS:
+            return data_cli.run(args, settings)
         return cmd_summarize(
             settings,
             args.file,

@@ -28,6 +28,7 @@ from app.api.routes import (
     summaries,
     summarize_context,
     tokens,
+    transfer,
 )
 from app.api.served_context import ServedContextMiddleware
 from app.api.strict_query import reject_unknown_query
@@ -47,6 +48,7 @@ from app.repositories.served_state import open_served_state_reader
 from app.services.background_folds import BackgroundFolds
 from app.services.folds import SummarizerFactory
 from app.services.response_cache import ResponseCache
+from app.services.retention import RetentionSweeper
 from app.summarizers.factory import open_summarizer
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
@@ -192,6 +194,8 @@ def create_app(
         app.state.sessionmaker = create_sessionmaker(engine)
         response_cache.reader = open_served_state_reader(engine)
         response_cache.driver_snapshot = driver_snapshot(response_cache.reader)
+        retention = RetentionSweeper(app.state.sessionmaker, settings)
+        retention.start()
         if keyring.is_open:
             log.warning(
                 "no FOLDWISE_API_KEYS configured: running OPEN, every caller is tenant 'default'"
@@ -200,6 +204,7 @@ def create_app(
             with traced_engine(engine, traced):
                 yield
         finally:
+            await retention.close()
             await background_folds.close()
             await response_cache.reader.close()
             await engine.dispose()
@@ -250,7 +255,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware, access_log=settings.access_log)
 
     features = (health, sessions, messages, tokens, context, assemble_context, summaries)
-    for module in (*features, calibration, summarize_context):
+    for module in (*features, calibration, summarize_context, transfer):
         app.include_router(module.router)
     mount_inspector(app)
     mount_docs(app, keys_required=not keyring.is_open)

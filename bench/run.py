@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench import cache, doc, http_cases, inprocess, turn, wrk
+from bench import cache, doc, http_cases, inprocess, lifecycle, turn, wrk
 from bench.servers import database, postgres_missing
 
 SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
         run.attempt(backend, serve)
     run.attempt("turns", lambda: turn.measure(args.skip_postgres or "PostgreSQL" not in backends))
+    run.attempt("lifecycle", lambda: lifecycle.measure("PostgreSQL" not in backends))
     turn_section = turn.section(run.results["turns"], run.targets) if "turns" in run.results else ""
     tables = {**_latency(run, backends), "throughput_table": _throughput(run, backends)}
     tables |= {"counting_table": _counting(run), **_assembly(run)}
@@ -214,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if "prompt cache" in run.results:
         text += "\n\n" + cache.section(run.results["prompt cache"])
     text += "\n\n" + turn_section
+    text += "\n\n" + run.results.get("lifecycle", "")
     doc.write(text)
     print(f"bench: wrote {doc.DOC} in {(time.perf_counter() - started) / 60:.1f} min")
     return 0

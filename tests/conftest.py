@@ -16,7 +16,6 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -26,12 +25,7 @@ from app.core.db import upgrade_database
 from app.core.settings import Settings
 from app.main import create_app
 from tests.support.apps import MakeClient, make_settings
-from tests.support.databases import (
-    TABLES,
-    asyncpg_dsn,
-    create_postgres_database,
-    drop_postgres_database,
-)
+from tests.support.databases import migrated_postgres_database, truncate
 from tests.support.recording_summarizer import RecordingSummarizer
 
 # CI explores the same examples every run (a red build is then reproducible locally with
@@ -51,21 +45,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_database() -> Iterator[str]:
-    name = f"foldwise_test_{os.getpid()}"
-    url = create_postgres_database(name)
-    try:
-        upgrade_database(url)
-        yield url
-    finally:
-        drop_postgres_database(name)
-
-
-async def _truncate(url: str) -> None:
-    connection = await asyncpg.connect(asyncpg_dsn(url), timeout=5)
-    try:
-        await connection.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
-    finally:
-        await connection.close()
+    yield from migrated_postgres_database(f"foldwise_test_{os.getpid()}")
 
 
 @pytest.fixture(
@@ -79,7 +59,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         shutil.copyfile(template, path)
         return f"sqlite:///{path}"
     url: str = request.getfixturevalue("postgres_database")
-    asyncio.run(_truncate(url))
+    asyncio.run(truncate(url))
     return url
 
 

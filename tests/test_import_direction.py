@@ -22,6 +22,7 @@ LAYERS = (
     "api",
     "inspector",
     "main",
+    "data_cli",
     "cli",
 )
 ROOT = Path(app.__file__).parent

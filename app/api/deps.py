@@ -51,6 +51,11 @@ async def get_read_db(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
+async def get_sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
+    """For work that outlives the route's unit of work (a streamed response)."""
+    return cast(async_sessionmaker[AsyncSession], request.app.state.sessionmaker)
+
+
 async def get_tenant(request: Request) -> str:
     """The tenant AuthMiddleware resolved before the body was read (resolved here when the
     app runs without it); "default" in open mode; 401 otherwise."""
@@ -77,6 +82,7 @@ RegistryDep = Annotated[ModelRegistry, Depends(get_registry)]
 DbSession = Annotated[AsyncSession, Depends(get_db, scope="function")]
 ReadDb = Annotated[AsyncSession, Depends(get_read_db, scope="function")]
 Tenant = Annotated[str, Depends(get_tenant)]
+Sessionmaker = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessionmaker)]
 SessionId = Annotated[str, Depends(get_session_id)]
 
 

@@ -126,10 +126,20 @@ def create_engine(database_url: str) -> AsyncEngine:
 
 
 @asynccontextmanager
-async def read_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
-    """A unit of work that only reads: one consistent snapshot, never the write lock."""
+async def read_scope(
+    factory: async_sessionmaker[AsyncSession], *, repeatable: bool = False
+) -> AsyncIterator[AsyncSession]:
+    """A unit of work that only reads: one consistent snapshot, never the write lock.
+
+    SQLite's deferred BEGIN holds one snapshot for the whole unit; PostgreSQL's default
+    (READ COMMITTED) gives each statement its own, so a unit whose statements must agree
+    (`repeatable`: an export's pages) asks for REPEATABLE READ there.
+    """
+    options: dict[str, Any] = {READ_ONLY: True}
+    if repeatable and factory.kw["bind"].dialect.name == "postgresql":
+        options["isolation_level"] = "REPEATABLE READ"
     async with factory() as session:
-        await session.connection(execution_options={READ_ONLY: True})
+        await session.connection(execution_options=options)
         try:
             yield session
         except BaseException:

@@ -153,3 +153,16 @@ class MessageCleared(Conflict):
     """The newest message is before the clear marker."""
 
     code = "message_cleared"
+
+
+class MessageIdsTaken(Conflict):
+    """An import whose message ids (unique across the server) or client_ids are stored."""
+
+    code = "message_ids_taken"
+
+
+class InvalidExport(FoldwiseError):
+    """An import that is not a whole, consistent export (details: line, reason)."""
+
+    status_code = 422
+    code = "invalid_export"

@@ -51,6 +51,14 @@ CONTEXT_CACHE_EVICTIONS = Counter(
 CONTEXT_CACHE_BYTES = Gauge(
     "foldwise_context_cache_bytes", "Bytes of served contexts held by the cache of this process"
 )
+RETENTION_SWEEPS = Counter(
+    "foldwise_retention_sweeps_total", "Retention sweeps run by this process", ["result"]
+)
+RETENTION_DELETED = Counter(
+    "foldwise_retention_deleted_total",
+    "Rows deleted by this process's retention sweeps: sessions, and their messages",
+    ["kind"],
+)
 
 __all__ = [
     "CONTENT_TYPE_LATEST",
@@ -62,6 +70,8 @@ __all__ = [
     "MESSAGES_APPENDED",
     "REQUESTS_TOTAL",
     "REQUEST_SECONDS",
+    "RETENTION_DELETED",
+    "RETENTION_SWEEPS",
     "SUMMARIZER_CALLS",
     "SUMMARIZER_FALLBACKS",
     "MetricsMiddleware",

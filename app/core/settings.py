@@ -80,6 +80,15 @@ class Settings(BaseSettings, ContextSettings):
     # hundred KB each, so 64 MiB holds hundreds of sessions; 0 turns it off.
     context_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)
 
+    # Retention (app/services/retention.py): a session idle (no write) for more than this many
+    # days is deleted with all its rows; 0 keeps sessions forever. A session's `settings`
+    # may override it (`retention_days`). Each replica sweeps every retention_sweep_s (0: no
+    # background sweep; `foldwise purge` still works), retention_batch sessions per
+    # transaction.
+    retention_days: int = Field(0, ge=0, le=3650)
+    retention_sweep_s: float = Field(3600.0, ge=0)
+    retention_batch: int = Field(100, ge=1, le=10_000)
+
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
     def _lower(cls, value: object) -> object:

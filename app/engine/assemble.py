@@ -14,6 +14,7 @@ these is `estimated_tokens`, and `total_tokens = ceil(estimated × ratio)` is he
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -120,6 +121,9 @@ def assemble(
 ) -> AssemblyResult:
     """One context within the budget (docs/reference.md §Assembly). `handed`: what the
     newest-window cut left out (app/engine/newest.py, its only caller that sets it)."""
+    if request.system_prompt is not None and not request.system_prompt.strip():
+        # Blank text is no system prompt: no provider accepts a whitespace-only system message.
+        request = dataclasses.replace(request, system_prompt=None)
     budget = compute_budget(request.context_window, request.settings, request.max_tokens)
     limit = estimate_limit(budget.tokens, request.calibration_ratio)
     fixed = _fixed_costs(request, counter, budget, limit)

@@ -127,8 +127,21 @@ class SessionRepository:
         return getattr(row, column.key)
 
     async def delete(self, row: Session) -> None:
-        # Messages and summaries go with it (ON DELETE CASCADE).
+        # Messages and summaries go with it (ON DELETE CASCADE), in this one statement.
         await self.db.execute(delete(Session).where(Session.pk == row.pk))
+
+    async def delete_by_prefix(self, id_prefix: str) -> int:
+        """Delete the tenant's sessions whose id starts with `id_prefix` (case-sensitive, as
+        `list_page` filters), each with every row it owns; how many went."""
+        stmt = (
+            delete(Session)
+            .where(
+                Session.tenant == self.tenant,
+                func.substr(Session.external_id, 1, len(id_prefix)) == id_prefix,
+            )
+            .returning(Session.pk)
+        )
+        return len((await self.db.execute(stmt)).all())
 
     async def lock_for_append(self, row: Session) -> int:
         """Take the session's write lock and return its last seq.

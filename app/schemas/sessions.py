@@ -32,6 +32,26 @@ class SortOrder(StrEnum):
     desc = "desc"
 
 
+# Days are whole; ten years bounds the date arithmetic of the retention sweep.
+MAX_RETENTION_DAYS = 3650
+
+
+class SessionSettings(ContextOverrides):
+    """A session's `settings`: the context settings keys, and how long the session is kept.
+
+    `retention_days` is not a context setting (it changes no context, and is no query key of
+    GET …/context): it overrides FOLDWISE_RETENTION_DAYS for this session; 0 keeps it
+    forever."""
+
+    retention_days: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_RETENTION_DAYS,
+        description="Delete this session after this many days without activity (0: never). "
+        "Default: FOLDWISE_RETENTION_DAYS.",
+    )
+
+
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -39,7 +59,7 @@ class SessionCreate(BaseModel):
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
     system_prompt: Text | None = None
     tools: list[ToolJson] | None = None
-    settings: ContextOverrides = Field(default_factory=ContextOverrides)
+    settings: SessionSettings = Field(default_factory=SessionSettings)
     metadata: Json = Field(default_factory=dict)
 
 
@@ -53,7 +73,7 @@ class SessionUpdate(BaseModel):
     model: Text | None = None
     system_prompt: Text | None = None
     tools: list[ToolJson] | None = None
-    settings: ContextOverrides | None = None
+    settings: SessionSettings | None = None
     metadata: Json | None = None
 
 
@@ -74,3 +94,7 @@ class SessionRead(BaseModel):
 class SessionPage(BaseModel):
     sessions: list[SessionRead]
     next_cursor: str | None
+
+
+class SessionsDeleted(BaseModel):
+    deleted: int = Field(description="Sessions removed, each with every row it owns.")

@@ -22,6 +22,7 @@ from app.schemas.sessions import (
     SessionCreate,
     SessionPage,
     SessionRead,
+    SessionsDeleted,
     SessionSort,
     SessionUpdate,
     SortOrder,
@@ -244,3 +245,6 @@ class SessionService:
 
     async def delete(self, session_id: str) -> None:
         await self.repo.delete(await self.repo.get_or_raise(session_id))
+
+    async def delete_by_prefix(self, id_prefix: str) -> SessionsDeleted:
+        return SessionsDeleted(deleted=await self.repo.delete_by_prefix(id_prefix))

@@ -48,7 +48,7 @@ class TestErrorEnvelopes:
     @pytest.mark.parametrize(
         ("path", "allowed"),
         [
-            ("/sessions", "GET, POST"),
+            ("/sessions", "GET, POST, DELETE"),
             ("/sessions/s", "GET, PATCH, DELETE"),
             ("/sessions/s/messages", "GET, POST"),
             ("/healthz", "GET"),
@@ -76,7 +76,7 @@ class TestDocumentedStatuses:
             for method, operation in item.items()
             if "requestBody" in operation
         ]
-        assert len(with_body) == 8
+        assert len(with_body) == 9
         for method, path in with_body:
             operation = app.openapi()["paths"][path][method]
             assert "400" in operation["responses"], (method, path)

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, assemble
@@ -158,3 +163,28 @@ class TestPendingCall:
         assert result.explain[-1].status == "included"
         assert result.messages[-1]["content"][-1]["id"] == "t30"
         assert result.usage.total_tokens <= 600
+
+
+@given(
+    blank=st.text(alphabet=" \t\n\r\u00a0\u2028", max_size=20),
+    fmt=st.sampled_from(["anthropic", "openai", "openai_responses", "raw"]),
+    placement=st.sampled_from(["system", "messages"]),
+    summary=st.sampled_from([None, "Earlier: the user asked for tests."]),
+)
+def test_a_blank_system_prompt_is_no_system_prompt(
+    blank: str, fmt: Any, placement: Any, summary: str | None
+) -> None:
+    """Whitespace-only system text is sent nowhere, in every format and placement (an OpenAI
+    system message of spaces failed validation: a 500)."""
+    request = AssemblyInput(
+        messages=[make_message(1, "user", "hello")],
+        context_window=10_000,
+        settings=ContextSettings(summary_placement=placement),
+        system_prompt=blank,
+        summary=summary,
+        format=fmt,
+    )
+    result = assemble(request, FakeCounter())
+    without = assemble(dataclasses.replace(request, system_prompt=None), FakeCounter())
+    assert (result.system, result.messages) == (without.system, without.messages)
+    assert result.usage == without.usage

@@ -281,3 +281,23 @@ async def test_responses_format_and_pop_message(fw: AsyncView) -> None:
     with pytest.raises(ConflictError) as folded:
         await fw.pop_message(sid)
     assert folded.value.status == 409
+
+
+async def test_export_delete_import_and_delete_by_prefix(fw: AsyncView) -> None:
+    """A session exported, deleted and imported answers the same context; a prefix delete
+    removes exactly the sessions it names."""
+    prefix = new_id("moving")
+    sid = (await fw.create_session(f"{prefix}-a", system_prompt="Be exact."))["id"]
+    await fw.append_messages(sid, transcript(6))
+    before = await fw.context(sid, max_tokens=700, strategy="rule")
+    exported = await fw.export_session(sid)
+    assert exported.count("\n") >= 8 and '"end"' in exported.splitlines()[-1]
+    await fw.delete_session(sid)
+    imported = await fw.import_session(exported)
+    assert imported["status"] == "created" and imported["messages"] == 12
+    assert (await fw.import_session(exported))["status"] == "unchanged"
+    after = await fw.context(sid, max_tokens=700, strategy="rule")
+    assert (after.messages, after.summary) == (before.messages, before.summary)
+    await fw.create_session(f"{prefix}-b")
+    assert (await fw.delete_sessions(prefix)) == {"deleted": 2}
+    assert (await fw.delete_sessions(prefix)) == {"deleted": 0}

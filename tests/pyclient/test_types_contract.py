@@ -31,6 +31,8 @@ SCHEMAS = {
     "PoppedMessage": "RemovedMessage",
     "Session": "SessionRead",
     "SessionPage": "SessionPage",
+    "SessionImport": "SessionImport",
+    "SessionsDeleted": "SessionsDeleted",
     "StoredMessage": "MessageRead",
     "SummarizeContextResult": "SummarizeResponse",
     "SummarizeResult": "SessionSummarizeResponse",

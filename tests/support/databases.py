@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 
 import asyncpg
 import pytest
 
-from app.core.db import normalize_database_url
+from app.core.db import normalize_database_url, upgrade_database
 
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 TABLES = ("messages", "summaries", "summary_cache", "calibrations", "sessions")
@@ -58,3 +59,21 @@ def create_postgres_database(name: str) -> str:
 
 def drop_postgres_database(name: str) -> None:
     asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def migrated_postgres_database(name: str) -> Iterator[str]:
+    """A migrated PostgreSQL database `name` for the `yield` of a fixture, dropped after."""
+    url = create_postgres_database(name)
+    try:
+        upgrade_database(url)
+        yield url
+    finally:
+        drop_postgres_database(name)
+
+
+async def truncate(url: str) -> None:
+    connection = await asyncpg.connect(asyncpg_dsn(url), timeout=5)
+    try:
+        await connection.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+    finally:
+        await connection.close()

@@ -12,6 +12,7 @@ from app.schemas.sessions import (
     SessionCreate,
     SessionPage,
     SessionRead,
+    SessionsDeleted,
     SessionSort,
     SessionUpdate,
     SortOrder,
@@ -20,6 +21,9 @@ from app.services.sessions import SessionService
 
 router = APIRouter(prefix="/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
+
+# The start of a session id (SESSION_ID_PATTERN), or nothing.
+ID_PREFIX = r"^([A-Za-z0-9][A-Za-z0-9._:@-]{0,255})?$"
 
 Sessions = Annotated[SessionService, Depends(service(SessionService))]
 SessionReader = Annotated[SessionService, Depends(service(SessionService, read_only=True))]
@@ -43,10 +47,7 @@ async def list_sessions(
     order: SortOrder = SortOrder.asc,
     id_prefix: Annotated[
         str | None,
-        Query(
-            pattern=r"^([A-Za-z0-9][A-Za-z0-9._:@-]{0,255})?$",
-            description="Only ids starting with this (case-sensitive).",
-        ),
+        Query(pattern=ID_PREFIX, description="Only ids starting with this (case-sensitive)."),
     ] = None,
 ) -> SessionPage:
     """Sessions in creation order (oldest first), or by `sort` in `order`; pass
@@ -81,3 +82,21 @@ async def delete_session(session_id: SessionId, sessions: Sessions) -> Response:
     """Delete the session with its messages and summaries (the only path that removes them)."""
     await sessions.delete(session_id)
     return Response(status_code=204)
+
+
+@router.delete("")
+async def delete_sessions(
+    sessions: Sessions,
+    id_prefix: Annotated[
+        str,
+        Query(
+            pattern=ID_PREFIX,
+            min_length=1,
+            description="Delete this tenant's sessions whose id starts with this "
+            "(case-sensitive), e.g. one user's `user-42:` sessions.",
+        ),
+    ],
+) -> SessionsDeleted:
+    """Delete every session of this tenant whose id starts with `id_prefix`, each with all
+    its rows, in one transaction."""
+    return await sessions.delete_by_prefix(id_prefix)

@@ -1,6 +1,6 @@
 import { type ContextParams } from './context.js';
 import { type RequestOptions } from './http.js';
-import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelInfo, PoppedMessage, Session, SessionCreate, SessionPage, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, UsageReport, UsageReportResponse } from './types.js';
+import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelInfo, PoppedMessage, Session, SessionCreate, SessionImport, SessionPage, SessionsDeleted, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, UsageReport, UsageReportResponse } from './types.js';
 export interface ClientOptions {
     /** Default: `FOLDWISE_BASE_URL`, else http://127.0.0.1:8000 (`make run`). */
     baseUrl?: string;
@@ -33,6 +33,12 @@ export declare class FoldwiseClient {
     updateSession(sessionId: string, body: SessionUpdate, options?: RequestOptions): Promise<Session>;
     /** Removes the session with its messages and summaries. */
     deleteSession(sessionId: string, options?: RequestOptions): Promise<void>;
+    /** Removes this tenant's sessions whose id starts with `idPrefix`, each with all its rows. */
+    deleteSessions(idPrefix: string, options?: RequestOptions): Promise<SessionsDeleted>;
+    /** The session as JSONL: session, messages in seq order, summaries, an `end` with the checksum. */
+    exportSession(sessionId: string, options?: RequestOptions): Promise<string>;
+    /** Restores an export with its ids, seqs and summary versions; the same export again is `unchanged`. */
+    importSession(jsonl: string, options?: RequestOptions): Promise<SessionImport>;
     /**
      * Appends a batch atomically. Messages without a `client_id` get a random one before the
      * first attempt, so a retry after a lost response returns the stored messages

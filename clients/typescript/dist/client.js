@@ -55,6 +55,32 @@ export class FoldwiseClient {
     async deleteSession(sessionId, options) {
         await this.call({ method: 'DELETE', path: at(sessionId), replayable: true }, options);
     }
+    /** Removes this tenant's sessions whose id starts with `idPrefix`, each with all its rows. */
+    deleteSessions(idPrefix, options) {
+        const query = { id_prefix: idPrefix };
+        return this.call({ method: 'DELETE', path: '/sessions', query, replayable: true }, options);
+    }
+    /** The session as JSONL: session, messages in seq order, summaries, an `end` with the checksum. */
+    exportSession(sessionId, options) {
+        const call = {
+            method: 'GET',
+            path: at(sessionId, '/export'),
+            jsonl: 'response',
+            replayable: true,
+        };
+        return this.call(call, options);
+    }
+    /** Restores an export with its ids, seqs and summary versions; the same export again is `unchanged`. */
+    importSession(jsonl, options) {
+        const call = {
+            method: 'POST',
+            path: '/sessions/import',
+            body: jsonl,
+            jsonl: 'request',
+            replayable: true,
+        };
+        return this.call(call, options);
+    }
     // Messages
     /**
      * Appends a batch atomically. Messages without a `client_id` get a random one before the

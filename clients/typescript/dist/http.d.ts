@@ -23,6 +23,8 @@ export interface Call {
     body?: unknown;
     /** Safe to send again after a connection error (idempotent, or deduplicated by client_id). */
     replayable: boolean;
+    /** JSONL text instead of JSON: the body sent (`request`: a string) or the body returned. */
+    jsonl?: 'request' | 'response';
 }
 export declare class Transport {
     private readonly options;

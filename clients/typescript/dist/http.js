@@ -6,6 +6,7 @@ import { APIConnectionError, APITimeoutError, InternalServerError, errorFromResp
 // Backoff: 250 ms doubling to at most 10 s, each wait jittered to 50-100% of its value so
 // clients that failed together do not come back together.
 const BACKOFF_BASE_MS = 250;
+const JSONL = 'application/x-ndjson';
 const BACKOFF_CAP_MS = 10_000;
 // A longer Retry-After is cut to this (the server sends 1 s with its 503s).
 const RETRY_AFTER_CAP_MS = 10_000;
@@ -33,8 +34,9 @@ export class Transport {
                 await sleep(backoff(attempt), options.signal);
                 continue;
             }
-            if (status >= 200 && status < 300)
-                return parseBody(status, text);
+            if (status >= 200 && status < 300) {
+                return call.jsonl === 'response' ? text : parseBody(status, text);
+            }
             if (status === 503 && attempt < maxRetries) {
                 await sleep(retryAfterMs(retryAfter) ?? backoff(attempt), options.signal);
                 continue;
@@ -49,13 +51,14 @@ export class Transport {
         const headers = { Accept: 'application/json', ...this.options.headers };
         if (this.options.apiKey)
             headers.Authorization = `Bearer ${this.options.apiKey}`;
+        const jsonlBody = call.jsonl === 'request';
         if (call.body !== undefined)
-            headers['Content-Type'] = 'application/json';
+            headers['Content-Type'] = jsonlBody ? JSONL : 'application/json';
         try {
             const response = await this.options.fetch(this.url(call), {
                 method: call.method,
                 headers,
-                body: call.body === undefined ? undefined : JSON.stringify(call.body),
+                body: call.body === undefined ? undefined : jsonlBody ? String(call.body) : JSON.stringify(call.body),
                 signal,
             });
             const text = await response.text();

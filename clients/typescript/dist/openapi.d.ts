@@ -87,7 +87,12 @@ export interface paths {
          * @description Create a session; 409 `session_exists` when this tenant already has the id.
          */
         post: operations["create_session_sessions_post"];
-        delete?: never;
+        /**
+         * Delete Sessions
+         * @description Delete every session of this tenant whose id starts with `id_prefix`, each with all
+         *     its rows, in one transaction.
+         */
+        delete: operations["delete_sessions_sessions_delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -348,6 +353,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{session_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Session
+         * @description The session as JSONL, streamed: session, messages in seq order, summaries, the
+         *     tenant's calibration of its model family, end.
+         */
+        get: operations["export_session_sessions__session_id__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Session
+         * @description Restore an export with its ids, seqs and summary versions (201); the same export again
+         *     is 200 `unchanged`, another session of that id 409 `session_exists`.
+         */
+        post: operations["import_session_sessions_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -512,34 +559,6 @@ export interface components {
             ratio: number;
             /** Samples */
             samples: number;
-        };
-        /**
-         * ContextOverrides
-         * @description Context settings keys to override; all optional, unknown keys rejected.
-         */
-        ContextOverrides: {
-            /** Threshold */
-            threshold?: number | null;
-            /** Reserved Output Tokens */
-            reserved_output_tokens?: number | null;
-            /** Keep Recent */
-            keep_recent?: number | null;
-            /** Pin First Message */
-            pin_first_message?: boolean | null;
-            /** Summary Placement */
-            summary_placement?: ("system" | "messages") | null;
-            /** Strategy */
-            strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
-            /** Max Summary Tokens */
-            max_summary_tokens?: number | null;
-            /** Fold Target */
-            fold_target?: number | null;
-            /** Prune Target */
-            prune_target?: number | null;
-            /** Prune At Least */
-            prune_at_least?: number | null;
-            /** Cache Breakpoints */
-            cache_breakpoints?: boolean | null;
         };
         /** ContextResponse */
         ContextResponse: {
@@ -856,11 +875,34 @@ export interface components {
             tools?: {
                 [key: string]: unknown;
             }[] | null;
-            settings?: components["schemas"]["ContextOverrides"];
+            settings?: components["schemas"]["SessionSettings"];
             /** Metadata */
             metadata?: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * SessionImport
+         * @description POST /sessions/import: `created`, or `unchanged` when this tenant already holds the
+         *     very same session (an import is idempotent by session id).
+         */
+        SessionImport: {
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "created" | "unchanged";
+            /** Messages */
+            messages: number;
+            /** Summaries */
+            summaries: number;
+            /**
+             * Checksum
+             * @description sha256 of the session's records, as in the `end` record
+             */
+            checksum: string;
         };
         /** SessionPage */
         SessionPage: {
@@ -904,6 +946,43 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+        };
+        /**
+         * SessionSettings
+         * @description A session's `settings`: the context settings keys, and how long the session is kept.
+         *
+         *     `retention_days` is not a context setting (it changes no context, and is no query key of
+         *     GET …/context): it overrides FOLDWISE_RETENTION_DAYS for this session; 0 keeps it
+         *     forever.
+         */
+        SessionSettings: {
+            /** Threshold */
+            threshold?: number | null;
+            /** Reserved Output Tokens */
+            reserved_output_tokens?: number | null;
+            /** Keep Recent */
+            keep_recent?: number | null;
+            /** Pin First Message */
+            pin_first_message?: boolean | null;
+            /** Summary Placement */
+            summary_placement?: ("system" | "messages") | null;
+            /** Strategy */
+            strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+            /** Max Summary Tokens */
+            max_summary_tokens?: number | null;
+            /** Fold Target */
+            fold_target?: number | null;
+            /** Prune Target */
+            prune_target?: number | null;
+            /** Prune At Least */
+            prune_at_least?: number | null;
+            /** Cache Breakpoints */
+            cache_breakpoints?: boolean | null;
+            /**
+             * Retention Days
+             * @description Delete this session after this many days without activity (0: never). Default: FOLDWISE_RETENTION_DAYS.
+             */
+            retention_days?: number | null;
         };
         /**
          * SessionSort
@@ -965,11 +1044,19 @@ export interface components {
             tools?: {
                 [key: string]: unknown;
             }[] | null;
-            settings?: components["schemas"]["ContextOverrides"] | null;
+            settings?: components["schemas"]["SessionSettings"] | null;
             /** Metadata */
             metadata?: {
                 [key: string]: unknown;
             } | null;
+        };
+        /** SessionsDeleted */
+        SessionsDeleted: {
+            /**
+             * Deleted
+             * @description Sessions removed, each with every row it owns.
+             */
+            deleted: number;
         };
         /**
          * SortOrder
@@ -1401,6 +1488,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_sessions_sessions_delete: {
+        parameters: {
+            query: {
+                /** @description Delete this tenant's sessions whose id starts with this (case-sensitive), e.g. one user's `user-42:` sessions. */
+                id_prefix: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsDeleted"];
                 };
             };
             /** @description Unauthorized */
@@ -2776,6 +2949,196 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SummarizeResponse"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    export_session_sessions__session_id__export_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    import_session_sessions_import_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description The same session is stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionImport"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionImport"];
                 };
             };
             /** @description Bad Request */

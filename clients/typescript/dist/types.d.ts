@@ -13,6 +13,9 @@ export type SessionUpdate = Schemas['SessionUpdate'];
 export type SessionSettings = NonNullable<SessionCreate['settings']>;
 export type SummaryState = Schemas['SummaryState'];
 export type ListSessionsQuery = Query<'/sessions', 'get'>;
+export type SessionsDeleted = Schemas['SessionsDeleted'];
+/** POST /sessions/import: `created`, or `unchanged` when the same session is stored. */
+export type SessionImport = Schemas['SessionImport'];
 /** A message in Anthropic or OpenAI shape (or, where the server takes them, a Responses item). */
 export type MessageInput = {
     [key: string]: unknown;

@@ -20,7 +20,9 @@ import type {
   PoppedMessage,
   Session,
   SessionCreate,
+  SessionImport,
   SessionPage,
+  SessionsDeleted,
   SessionSummarizeRequest,
   SessionSummarizeResponse,
   SessionUpdate,
@@ -114,6 +116,35 @@ export class FoldwiseClient {
   /** Removes the session with its messages and summaries. */
   async deleteSession(sessionId: string, options?: RequestOptions): Promise<void> {
     await this.call({ method: 'DELETE', path: at(sessionId), replayable: true }, options);
+  }
+
+  /** Removes this tenant's sessions whose id starts with `idPrefix`, each with all its rows. */
+  deleteSessions(idPrefix: string, options?: RequestOptions): Promise<SessionsDeleted> {
+    const query = { id_prefix: idPrefix };
+    return this.call({ method: 'DELETE', path: '/sessions', query, replayable: true }, options);
+  }
+
+  /** The session as JSONL: session, messages in seq order, summaries, an `end` with the checksum. */
+  exportSession(sessionId: string, options?: RequestOptions): Promise<string> {
+    const call = {
+      method: 'GET',
+      path: at(sessionId, '/export'),
+      jsonl: 'response',
+      replayable: true,
+    } as const;
+    return this.call(call, options);
+  }
+
+  /** Restores an export with its ids, seqs and summary versions; the same export again is `unchanged`. */
+  importSession(jsonl: string, options?: RequestOptions): Promise<SessionImport> {
+    const call = {
+      method: 'POST',
+      path: '/sessions/import',
+      body: jsonl,
+      jsonl: 'request',
+      replayable: true,
+    } as const;
+    return this.call(call, options);
   }
 
   // Messages

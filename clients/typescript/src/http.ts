@@ -32,11 +32,14 @@ export interface Call {
   body?: unknown;
   /** Safe to send again after a connection error (idempotent, or deduplicated by client_id). */
   replayable: boolean;
+  /** JSONL text instead of JSON: the body sent (`request`: a string) or the body returned. */
+  jsonl?: 'request' | 'response';
 }
 
 // Backoff: 250 ms doubling to at most 10 s, each wait jittered to 50-100% of its value so
 // clients that failed together do not come back together.
 const BACKOFF_BASE_MS = 250;
+const JSONL = 'application/x-ndjson';
 const BACKOFF_CAP_MS = 10_000;
 // A longer Retry-After is cut to this (the server sends 1 s with its 503s).
 const RETRY_AFTER_CAP_MS = 10_000;
@@ -60,7 +63,9 @@ export class Transport {
         await sleep(backoff(attempt), options.signal);
         continue;
       }
-      if (status >= 200 && status < 300) return parseBody<T>(status, text);
+      if (status >= 200 && status < 300) {
+        return call.jsonl === 'response' ? (text as T) : parseBody<T>(status, text);
+      }
       if (status === 503 && attempt < maxRetries) {
         await sleep(retryAfterMs(retryAfter) ?? backoff(attempt), options.signal);
         continue;
@@ -78,12 +83,13 @@ export class Transport {
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const headers: Record<string, string> = { Accept: 'application/json', ...this.options.headers };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
-    if (call.body !== undefined) headers['Content-Type'] = 'application/json';
+    const jsonlBody = call.jsonl === 'request';
+    if (call.body !== undefined) headers['Content-Type'] = jsonlBody ? JSONL : 'application/json';
     try {
       const response = await this.options.fetch(this.url(call), {
         method: call.method,
         headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        body: call.body === undefined ? undefined : jsonlBody ? String(call.body) : JSON.stringify(call.body),
         signal,
       });
       const text = await response.text();

@@ -19,7 +19,9 @@ from foldwise_client.types import (
     ModelInfo,
     PoppedMessage,
     Session,
+    SessionImport,
     SessionPage,
+    SessionsDeleted,
     SessionSort,
     SortOrder,
     Strategy,
@@ -58,6 +60,8 @@ class Call(Generic[T]):
     idempotent: bool = True
     # A retry answered 404 means the first attempt did it (a delete whose answer was lost).
     gone_after_retry_ok: bool = False
+    # The body is JSONL text (a session export), sent as application/x-ndjson.
+    jsonl_body: bool = False
 
 
 def _as(_: type[T]) -> Callable[[Any], T]:
@@ -119,6 +123,18 @@ def update_session(session_id: str, fields: Mapping[str, Any]) -> Call[Session]:
 
 def delete_session(session_id: str) -> Call[None]:
     return Call("DELETE", _session_path(session_id), _none, gone_after_retry_ok=True)
+
+
+def delete_sessions(id_prefix: str) -> Call[SessionsDeleted]:
+    return Call("DELETE", "/sessions", _as(SessionsDeleted), params={"id_prefix": id_prefix})
+
+
+def export_session(session_id: str) -> Call[str]:
+    return Call("GET", _session_path(session_id, "export"), _as(str))
+
+
+def import_session(jsonl: str) -> Call[SessionImport]:
+    return Call("POST", "/sessions/import", _as(SessionImport), body=jsonl, jsonl_body=True)
 
 
 def with_client_ids(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -25,6 +25,9 @@ NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 MAYBE_SENT = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.TimeoutException)
 
 
+JSONL = "application/x-ndjson"
+
+
 def base_url_or_env(base_url: str | None) -> str:
     return (base_url or os.environ.get("FOLDWISE_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
@@ -39,7 +42,10 @@ def headers(api_key: str | None) -> dict[str, str]:
 
 def request_args(call: Call[Any]) -> dict[str, Any]:
     args: dict[str, Any] = {"params": call.params}
-    if call.body is not None:
+    if call.jsonl_body:
+        args["content"] = str(call.body).encode("utf-8")
+        args["headers"] = {"Content-Type": JSONL}
+    elif call.body is not None:
         args["json"] = call.body
     return args
 
@@ -81,5 +87,7 @@ def result(call: Call[T], response: httpx.Response, attempt: int = 0) -> T:
         return call.parse(None)
     if response.status_code >= 400:
         raise error_from_response(response)
+    if response.headers.get("content-type", "").startswith(JSONL):
+        return call.parse(response.text)  # a session export: the JSONL text as it came
     body = response.json() if response.content else None
     return call.parse(body)

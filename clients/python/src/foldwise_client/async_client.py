@@ -21,7 +21,9 @@ from foldwise_client.types import (
     ModelInfo,
     PoppedMessage,
     Session,
+    SessionImport,
     SessionPage,
+    SessionsDeleted,
     SessionSort,
     SortOrder,
     StoredMessage,
@@ -69,11 +71,12 @@ class AsyncFoldwise(AsyncClosable):
     async def _run(self, call: Call[T]) -> T:
         url = self.base_url + call.path
         args = _transport.request_args(call)
+        headers = self._headers | args.pop("headers", {})
         http = self._given_http or await self._http.current()
         attempt = 0
         while True:
             try:
-                response = await http.request(call.method, url, headers=self._headers, **args)
+                response = await http.request(call.method, url, headers=headers, **args)
             except httpx.TransportError as error:
                 if attempt >= self.max_retries or not _transport.may_retry_error(call, error):
                     raise _transport.connection_error(call, url, error) from error
@@ -156,6 +159,18 @@ class AsyncFoldwise(AsyncClosable):
 
     async def delete_session(self, session_id: str) -> None:
         await self._run(_calls.delete_session(session_id))
+
+    async def delete_sessions(self, id_prefix: str) -> SessionsDeleted:
+        """Every session of this tenant whose id starts with `id_prefix`, with all its rows."""
+        return await self._run(_calls.delete_sessions(id_prefix))
+
+    async def export_session(self, session_id: str) -> str:
+        """The session as JSONL: session, messages in seq order, summaries, an `end` record."""
+        return await self._run(_calls.export_session(session_id))
+
+    async def import_session(self, jsonl: str) -> SessionImport:
+        """Restores an export with its ids, seqs and summary versions (idempotent by id)."""
+        return await self._run(_calls.import_session(jsonl))
 
     # Messages
 

@@ -21,7 +21,9 @@ from foldwise_client.types import (
     ModelInfo,
     PoppedMessage,
     Session,
+    SessionImport,
     SessionPage,
+    SessionsDeleted,
     SessionSort,
     SortOrder,
     StoredMessage,
@@ -76,10 +78,11 @@ class Foldwise:
     def _run(self, call: Call[T]) -> T:
         url = self.base_url + call.path
         args = _transport.request_args(call)
+        headers = self._headers | args.pop("headers", {})
         attempt = 0
         while True:
             try:
-                response = self._http.request(call.method, url, headers=self._headers, **args)
+                response = self._http.request(call.method, url, headers=headers, **args)
             except httpx.TransportError as error:
                 if attempt >= self.max_retries or not _transport.may_retry_error(call, error):
                     raise _transport.connection_error(call, url, error) from error
@@ -159,6 +162,18 @@ class Foldwise:
 
     def delete_session(self, session_id: str) -> None:
         self._run(_calls.delete_session(session_id))
+
+    def delete_sessions(self, id_prefix: str) -> SessionsDeleted:
+        """Every session of this tenant whose id starts with `id_prefix`, with all its rows."""
+        return self._run(_calls.delete_sessions(id_prefix))
+
+    def export_session(self, session_id: str) -> str:
+        """The session as JSONL: session, messages in seq order, summaries, an `end` record."""
+        return self._run(_calls.export_session(session_id))
+
+    def import_session(self, jsonl: str) -> SessionImport:
+        """Restores an export with its ids, seqs and summary versions (idempotent by id)."""
+        return self._run(_calls.import_session(jsonl))
 
     # Messages
 

@@ -56,6 +56,21 @@ class Session(TypedDict):
     updated_at: str
 
 
+class SessionsDeleted(TypedDict):
+    deleted: int  # sessions removed, each with every row it owns
+
+
+class SessionImport(TypedDict):
+    """`import_session`: `created`, or `unchanged` when the tenant already holds the very same
+    session (an import is idempotent by session id)."""
+
+    id: str
+    status: Literal["created", "unchanged"]
+    messages: int
+    summaries: int
+    checksum: str
+
+
 class SessionPage(TypedDict):
     sessions: list[Session]
     next_cursor: str | None
