@@ -58,12 +58,16 @@ def _localized(code: str, base_url: str) -> str:
     return code.replace(".venv/bin/", f"{ROOT / '.venv' / 'bin'}/")
 
 
-def _run(block: Block, base_url: str, providers: FakeProviders, workdir: Path) -> str | None:
-    """None when the block ran clean, else what went wrong."""
+def _run(
+    block: Block, base_url: str, providers: FakeProviders, workdir: Path, database: str = ""
+) -> str | None:
+    """None when the block ran clean, else what went wrong. The commands of a block use the
+    server's database, as `make run` and the commands share `foldwise.db` on a laptop."""
     code = _localized(block.code, base_url)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("FOLDWISE_", "ANTHROPIC_"))},
         "FOLDWISE_BASE_URL": base_url,
+        **({"FOLDWISE_DATABASE_URL": database} if database else {}),
         "ANTHROPIC_BASE_URL": providers.base_url,
         "ANTHROPIC_API_KEY": "test-key",
         "OPENAI_BASE_URL": providers.base_url + "/v1",
@@ -90,12 +94,13 @@ def test_every_block_runs_in_order_on_a_fresh_server(tmp_path: Path) -> None:
     runnable = [b for b in blocks(README.read_text("utf-8")) if b.lang in RUN]
     assert len([b for b in runnable if b.not_run is None]) >= 10
     providers = FakeProviders().start()
-    server = Server(f"sqlite:///{tmp_path / 'readme.db'}", tmp_path).start()
+    database = f"sqlite:///{tmp_path / 'readme.db'}"
+    server = Server(database, tmp_path).start()
     try:
         for block in runnable:
             if block.not_run is not None:
                 continue
-            failure = _run(block, server.base_url, providers, tmp_path)
+            failure = _run(block, server.base_url, providers, tmp_path, database)
             if failure is not None:
                 pytest.fail(
                     f"README.md:{block.line} ({block.lang} block) {failure}\n"

@@ -22,7 +22,7 @@ SCHEMAS = {
     "AppendedMessage": "AppendedMessage",
     "CacheUsage": "CacheUsage",
     "Calibration": "CalibrationRead",
-    "ContextSettings": "ContextOverrides",
+    "SessionSettings": "SessionSettings",
     "ContextUsage": "ContextUsage",
     "DryRun": "DryRunRead",
     "ExplainItem": "ExplainItem",
@@ -104,6 +104,17 @@ def test_client_types_have_the_servers_fields(
     assert fields == set(_schemas(openapi)[schema_name]["properties"])
 
 
+def test_context_settings_are_the_context_routes_setting_keys(openapi: dict[str, Any]) -> None:
+    """`ContextSettings` (keyword arguments of `context()`) are the query keys of GET …/context
+    besides its own options, and a session's settings but `retention_days`."""
+    operation = openapi["paths"]["/sessions/{session_id}/context"]["get"]
+    query = {p["name"] for p in operation["parameters"] if p["in"] == "query"}
+    own = {"model", "max_tokens", "format", "summarize", "explain", "preview", "dry_run"}
+    keys = set(types.ContextSettings.__required_keys__ | types.ContextSettings.__optional_keys__)
+    assert keys == query - own
+    assert keys == set(_schemas(openapi)["SessionSettings"]["properties"]) - {"retention_days"}
+
+
 def test_the_context_class_reads_every_context_field(openapi: dict[str, Any]) -> None:
     schemas = _schemas(openapi)
     served = set(schemas["ContextResponse"]["properties"])
@@ -134,7 +145,7 @@ def test_client_literals_are_the_servers(openapi: dict[str, Any]) -> None:
 
     assert values(types.Format) == _enum(openapi, "ContextResponse", "format")
     assert values(types.SummarizeMode) == _query_enum(openapi, "summarize")
-    assert values(types.Strategy) == _enum(openapi, "ContextOverrides", "strategy")
-    assert values(types.SummaryPlacement) == _enum(openapi, "ContextOverrides", "summary_placement")
+    assert values(types.Strategy) == _enum(openapi, "SessionSettings", "strategy")
+    assert values(types.SummaryPlacement) == _enum(openapi, "SessionSettings", "summary_placement")
     assert values(types.SessionSort) == _enum(openapi, "SessionSort")
     assert values(types.SortOrder) == _enum(openapi, "SortOrder")

@@ -22,6 +22,7 @@ from foldwise_client.types import (
     SessionImport,
     SessionPage,
     SessionsDeleted,
+    SessionSettings,
     SessionSort,
     SortOrder,
     Strategy,
@@ -86,7 +87,7 @@ def create_session(
     model: str | None,
     system_prompt: str | None,
     tools: Sequence[Mapping[str, Any]] | None,
-    settings: ContextSettings | None,
+    settings: SessionSettings | None,
     metadata: Mapping[str, Any] | None,
 ) -> Call[Session]:
     body = _given(

@@ -24,6 +24,7 @@ from foldwise_client.types import (
     SessionImport,
     SessionPage,
     SessionsDeleted,
+    SessionSettings,
     SessionSort,
     SortOrder,
     StoredMessage,
@@ -96,7 +97,7 @@ class AsyncFoldwise(AsyncClosable):
         model: str | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        settings: ContextSettings | None = None,
+        settings: SessionSettings | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Session:
         return await self._run(

@@ -24,6 +24,7 @@ from foldwise_client.types import (
     SessionImport,
     SessionPage,
     SessionsDeleted,
+    SessionSettings,
     SessionSort,
     SortOrder,
     StoredMessage,
@@ -102,7 +103,7 @@ class Foldwise:
         model: str | None = None,
         system_prompt: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        settings: ContextSettings | None = None,
+        settings: SessionSettings | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Session:
         return self._run(_calls.create_session(id, model, system_prompt, tools, settings, metadata))

@@ -32,6 +32,13 @@ class ContextSettings(TypedDict, total=False):
     cache_breakpoints: bool
 
 
+class SessionSettings(ContextSettings, total=False):
+    """A session's `settings`: its context settings, and how long it is kept when idle
+    (`retention_days`; `None` in an update: back to the server's default)."""
+
+    retention_days: int | None
+
+
 class SummaryState(TypedDict):
     text: str | None
     version: int
