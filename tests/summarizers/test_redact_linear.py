@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from functools import partial
-from re import _parser  # type: ignore[attr-defined]
+from re import _parser
 
 import pytest
 
