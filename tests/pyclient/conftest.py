@@ -7,13 +7,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from foldwise_client import AsyncFoldwise, Foldwise
 
@@ -33,34 +31,13 @@ def server(
         url = f"sqlite:///{workdir / 'foldwise.db'}"
     else:
         url = create_postgres_database(name)
-    started = start_server(url, workdir, FOLDWISE_STRATEGY="rule")
+    started = Server(url, workdir, FOLDWISE_STRATEGY="rule").start()
     try:
         yield started
     finally:
         started.stop()
         if request.param == "postgres":
             drop_postgres_database(name)
-
-
-READY_TIMEOUT_S = 120.0  # a loaded 2-core CI machine can take long to warm the encodings
-
-
-def start_server(database_url: str, workdir: Path, **env: str) -> Server:
-    """`Server.start()` with a longer deadline for the first /readyz."""
-    server = Server(database_url, workdir, **env).launch()
-    assert server.process is not None
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"server exited: {server.log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{server.base_url}/readyz", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    server.stop()
-    raise RuntimeError(f"server not ready: {server.log.read_text()[-2000:]}")
 
 
 def new_id(prefix: str = "s") -> str:

@@ -18,7 +18,7 @@ from foldwise_client import (
     UnprocessableEntityError,
 )
 
-from tests.pyclient.conftest import AsyncView, new_id, start_server
+from tests.pyclient.conftest import AsyncView, new_id
 from tests.pyclient.fault_proxy import FaultProxy
 from tests.support.servers import Server, free_port
 
@@ -26,12 +26,12 @@ from tests.support.servers import Server, free_port
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     workdir: Path = tmp_path_factory.mktemp("keyed")
-    started = start_server(
+    started = Server(
         f"sqlite:///{workdir / 'f.db'}",
         workdir,
         FOLDWISE_API_KEYS="tenant-a:key-a,tenant-b:key-b",
         FOLDWISE_MAX_BODY_BYTES="20000",
-    )
+    ).start()
     try:
         yield started
     finally:
