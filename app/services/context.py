@@ -54,10 +54,10 @@ from app.repositories.context_rows import (
     TooLongForTheLoop,
 )
 from app.schemas.common import SummaryState
+from app.schemas.context import CacheUsage
 from app.services.background_folds import BackgroundFolds, fold_ahead, hard_wait_s
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
-    CacheReport,
     ServedRecords,
     compare,
     extends,
@@ -65,7 +65,7 @@ from app.services.prompt_cache import (
     served_record,
     settings_fingerprint,
 )
-from app.services.sessions import summary_state
+from app.services.sessions import stored_summary
 from app.summarizers.factory import has_llm, resolve_strategy
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
@@ -119,15 +119,8 @@ class Snapshot:
     system_prompt: str | None
     tools: tuple[dict[str, Any], ...] | None
     context_settings: ContextSettings
-    strategy: str
-    summary_text: str | None
-    summary_tokens: int
-    summary_through_id: str | None
-    summary_through_seq: int
-    summary_version: int
-    summary_message_count: int
-    summary_method: str | None
-    summary: SummaryState | None
+    summary: SummaryState
+    """The session's summary; version 0 (text None) before the first fold."""
     messages_total: int
     messages: tuple[Message, ...]
     calibration: Calibration | None
@@ -138,6 +131,11 @@ class Snapshot:
     covered: tuple[Covered, ...] = ()
     """With explain: the messages after the clear marker the summary covers (the pinned one
     too, which `messages` holds as well)."""
+
+    @property
+    def summary_read(self) -> SummaryState | None:
+        """The wire `summary`: null before the first fold."""
+        return self.summary if self.summary.version else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +148,7 @@ class Served:
     family: str
     fold: FoldOutcome | None
     folded_messages: int
-    cache: CacheReport
+    cache: CacheUsage
     record: dict[str, Any]
     """This context's record (app/services/prompt_cache.py)."""
     stored: Any
@@ -180,7 +178,7 @@ def _small(snapshot: Snapshot) -> bool:
     token a character (an upper bound for text the counter has not seen)."""
     if len(snapshot.messages) > INLINE_MAX_MESSAGES:
         return False
-    tokens = snapshot.summary_tokens + sum(m.tokens for m in snapshot.messages)
+    tokens = snapshot.summary.tokens + sum(m.tokens for m in snapshot.messages)
     tokens += len(snapshot.system_prompt or "")
     tokens += len(json.dumps(snapshot.tools)) if snapshot.tools else 0
     return tokens <= INLINE_MAX_TOKENS
@@ -194,7 +192,7 @@ def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | Non
         base is not None
         and base.pk == row.pk
         and base.explain == explain
-        and base.summary_version == row.summary_version
+        and base.summary.version == row.summary_version
         and base.version.cleared_through_seq == row.cleared_through_seq
         and base.removed == row.live_removed
         and base.version.last_seq <= row.last_seq
@@ -205,9 +203,9 @@ def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | Non
 def _stored_tokens(snapshot: Snapshot, result: AssemblyResult) -> int:
     """The context's size before pruning or folding: system prompt, tools, the summary and
     every live message at its stored count."""
-    live = sum(m.tokens for m in snapshot.messages if m.seq > snapshot.summary_through_seq)
+    live = sum(m.tokens for m in snapshot.messages if m.seq > snapshot.summary.through_seq)
     usage = result.usage
-    return usage.system_tokens + usage.tools_tokens + snapshot.summary_tokens + live
+    return usage.system_tokens + usage.tools_tokens + snapshot.summary.tokens + live
 
 
 def _pinnable(message: Message) -> bool:
@@ -255,8 +253,8 @@ class ContextAssembler:
             info = self.registry.get(options.model or snapshot.session_model)
             model = options.model or snapshot.session_model
             recorded = snapshot.last_served.get(model)
-            anchor = previous_anchor(recorded, snapshot.summary_version)
-            if anchor is None and snapshot.summary_text and snapshot.messages:
+            anchor = previous_anchor(recorded, snapshot.summary.version)
+            if anchor is None and snapshot.summary.text and snapshot.messages:
                 # The first context after a fold: its newest seq anchors the pruning (prune.py).
                 anchor = max(m.seq for m in snapshot.messages)
             result = await self._assembled(snapshot, info, options, mode, anchor)
@@ -298,7 +296,7 @@ class ContextAssembler:
         )
         record = served_record(
             result,
-            version=snapshot.summary_version,
+            version=snapshot.summary.version,
             anchor=anchor,
             fingerprint=fingerprint,
             ratio=ratio,
@@ -306,7 +304,7 @@ class ContextAssembler:
         )
         key = (self.tenant, snapshot.pk, model)
         cache = compare(
-            self.records.previous(key, recorded), record, result, snapshot.summary_method
+            self.records.previous(key, recorded), record, result, snapshot.summary.method
         )
         if cache.reason == "prune" or (cache.reason == "first" and result.pruned):
             log_event(
@@ -352,16 +350,14 @@ class ContextAssembler:
         result = await self._coordinator(info).summarize(job)
         summary = SummaryState(
             text=result.text,
-            version=snapshot.summary_version + 1,
+            version=snapshot.summary.version + 1,
             through_id=job.through_id,
             through_seq=job.through_seq,
             message_count=job.previous_message_count + len(job.messages),
             tokens=result.tokens,
             method=result.method,
         )
-        # The snapshot's summary_* fields are the wire state's, prefixed.
-        fields = {f"summary_{name}": value for name, value in summary.model_dump().items()}
-        folded = dataclasses.replace(snapshot, summary=summary, **fields)
+        folded = dataclasses.replace(snapshot, summary=summary)
         return folded, DryRunFold("computed", len(job.messages), strategy)
 
     async def _assembled(
@@ -381,8 +377,8 @@ class ContextAssembler:
             settings=snapshot.context_settings,
             system_prompt=snapshot.system_prompt,
             tools=snapshot.tools,
-            summary=snapshot.summary_text,
-            summary_through_seq=snapshot.summary_through_seq,
+            summary=snapshot.summary.text,
+            summary_through_seq=snapshot.summary.through_seq,
             max_tokens=options.max_tokens,
             format=options.format,
             mode=mode,
@@ -416,7 +412,7 @@ class ContextAssembler:
         """Past `fold_ahead` × the budget (1: at the budget), start the fold the budget will
         need soon, planned like one over the budget (down to `fold_target`); `result` is
         served without waiting for it."""
-        ahead = fold_ahead(self.settings, snapshot.strategy)
+        ahead = fold_ahead(self.settings, snapshot.context_settings.strategy)
         if ahead >= 1 or self.background is None or self.background.running(snapshot.pk):
             return
         ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
@@ -485,15 +481,7 @@ class ContextAssembler:
             system_prompt=row.system_prompt,
             tools=tuple(row.tools) if row.tools else None,
             context_settings=context_settings,
-            strategy=context_settings.strategy,
-            summary_text=row.conversation_summary,
-            summary_tokens=row.summary_tokens,
-            summary_through_id=row.summary_through_id,
-            summary_through_seq=row.summary_through_seq,
-            summary_version=row.summary_version,
-            summary_message_count=row.summary_message_count,
-            summary_method=row.summary_method,
-            summary=summary_state(row),
+            summary=stored_summary(row),
             messages_total=row.last_seq - row.cleared_through_seq - row.live_removed,
             messages=tuple(messages),
             calibration=calibration,
@@ -544,7 +532,7 @@ class ContextAssembler:
         plan = result.fold_plan
         if plan is None:
             return None
-        live = [m for m in snapshot.messages if m.seq > snapshot.summary_through_seq]
+        live = [m for m in snapshot.messages if m.seq > snapshot.summary.through_seq]
         pinned = (
             first_user_message(snapshot.messages)
             if snapshot.context_settings.pin_first_message
@@ -553,15 +541,15 @@ class ContextAssembler:
         return FoldJob(
             session_pk=snapshot.pk,
             session_id=snapshot.external_id,
-            version=snapshot.summary_version,
-            previous_summary=snapshot.summary_text,
-            previous_tokens=snapshot.summary_tokens,
-            previous_message_count=snapshot.summary_message_count,
+            version=snapshot.summary.version,
+            previous_summary=snapshot.summary.text,
+            previous_tokens=snapshot.summary.tokens,
+            previous_message_count=snapshot.summary.message_count,
             messages=plan.messages,
             through_id=plan.through_id,
             through_seq=plan.through_seq,
             trigger=options.trigger or plan.trigger,
-            strategy=snapshot.strategy,
+            strategy=snapshot.context_settings.strategy,
             max_summary_tokens=share,
             tokens_before=_stored_tokens(snapshot, result),
             messages_before=len(live),

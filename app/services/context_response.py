@@ -63,15 +63,11 @@ def context_response(served: Served, options: ContextOptions) -> ContextResponse
         system=result.system,
         messages=result.messages,
         tools=result.tools,
-        summary=snapshot.summary,
+        summary=snapshot.summary_read,
         usage=usage_block(
             result.usage,
             calibration_read(served.family, snapshot.calibration),
-            CacheUsage(
-                prefix_tokens=served.cache.prefix_tokens,
-                reason=served.cache.reason,
-                breakpoints=served.cache.breakpoints,
-            ),
+            served.cache,
         ),
         messages_included=result.messages_included,
         messages_total=snapshot.messages_total,

@@ -26,22 +26,13 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyResult
 from app.engine.budget import estimate_limit
 from app.engine.prompt_cache import CacheReason, shared_length
-
-
-@dataclass(frozen=True, slots=True)
-class CacheReport:
-    prefix_tokens: int
-    """Tokens at the start of this context identical to the previous one served."""
-    reason: CacheReason
-    """`none`: the previous context is a prefix of this one; `first`: no previous one."""
-    breakpoints: int
+from app.schemas.context import CacheUsage
 
 
 def settings_fingerprint(
@@ -146,10 +137,10 @@ def previous_anchor(previous: Any, version: int) -> int | None:
 
 def compare(
     previous: Any, record: Mapping[str, Any], result: AssemblyResult, summary_method: str | None
-) -> CacheReport:
+) -> CacheUsage:
     """`usage.cache` for `result`, given the record of the previous context served."""
     if not isinstance(previous, Mapping) or not isinstance(previous.get("chain"), list):
-        return CacheReport(0, "first", result.breakpoints)
+        return CacheUsage(prefix_tokens=0, reason="first", breakpoints=result.breakpoints)
     old_chain = [str(item) for item in previous["chain"]]
     shared = shared_length(old_chain, result.prefix_chain)
     tokens = result.prefix_tokens[shared - 1] if shared else 0
@@ -166,4 +157,4 @@ def compare(
         reason = "prune"
     else:
         reason = "budget"
-    return CacheReport(tokens, reason, result.breakpoints)
+    return CacheUsage(prefix_tokens=tokens, reason=reason, breakpoints=result.breakpoints)

@@ -44,7 +44,7 @@ from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_E
 from app.repositories.context import ServedState, SessionVersion
 from app.repositories.context_rows import DriverSnapshot
 from app.repositories.served_state import ServedStateReader
-from app.schemas.context import CacheUsage, ContextResponse
+from app.schemas.context import ContextResponse
 from app.services.context import ContextAssembler, ContextOptions, Served, Snapshot
 from app.services.context_response import context_response
 from app.services.prompt_cache import ServedRecords, compare
@@ -180,16 +180,8 @@ def render(response: ContextResponse) -> bytes:
 
 def replayed(response: ContextResponse, served: Served) -> ContextResponse:
     """`response` as the next identical request serves it (see the module docstring)."""
-    cache = compare(served.record, served.record, served.result, served.snapshot.summary_method)
-    usage = response.usage.model_copy(
-        update={
-            "cache": CacheUsage(
-                prefix_tokens=cache.prefix_tokens,
-                reason=cache.reason,
-                breakpoints=cache.breakpoints,
-            )
-        }
-    )
+    cache = compare(served.record, served.record, served.result, served.snapshot.summary.method)
+    usage = response.usage.model_copy(update={"cache": cache})
     return response.model_copy(update={"usage": usage, "summarized": False})
 
 

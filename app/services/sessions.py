@@ -136,10 +136,8 @@ def decode_page_cursor(
     return value, pk
 
 
-def summary_state(row: Session) -> SummaryState | None:
-    """The wire summary object, or None before the first fold (or clear)."""
-    if row.summary_version == 0:
-        return None
+def stored_summary(row: Session) -> SummaryState:
+    """The session's summary as stored: version 0 and no text before the first fold."""
     return SummaryState(
         text=row.conversation_summary,
         version=row.summary_version,
@@ -149,6 +147,11 @@ def summary_state(row: Session) -> SummaryState | None:
         tokens=row.summary_tokens,
         method=row.summary_method,
     )
+
+
+def summary_state(row: Session) -> SummaryState | None:
+    """The wire summary object, or None before the first fold (or clear)."""
+    return stored_summary(row) if row.summary_version else None
 
 
 def session_read(row: Session, stats: SessionStats) -> SessionRead:

@@ -52,7 +52,7 @@ async def summarize_session(
         session_id=session_id,
         folded=fold is not None,
         messages_folded=served.folded_messages,
-        summary=served.snapshot.summary,
+        summary=served.snapshot.summary_read,
         method=result.method if result else None,
         fallback=result.fallback if result else None,
         stats=fold.stats if fold is not None else None,

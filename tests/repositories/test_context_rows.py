@@ -76,7 +76,7 @@ async def test_the_driver_snapshot_equals_the_orm_snapshot(
     for options in OPTIONS:  # folded, calibrated, served, patched
         snapshot = await driver._load("s", options)
         assert snapshot == await orm._load("s", options)
-    assert snapshot.summary is not None and snapshot.last_served
+    assert snapshot.summary.version and snapshot.last_served
     assert (await driver._load("s", OPTIONS[0])).calibration is not None
 
 
@@ -183,7 +183,7 @@ async def test_pinned_candidates_past_the_postgres_statement_read_again_in_a_tra
     driver, orm = _assemblers(app, recorder)
     snapshot = await driver._load("s", OPTIONS[0])
     assert snapshot == await orm._load("s", OPTIONS[0])
-    assert snapshot.summary is not None and snapshot.messages[0].content == "the task"
+    assert snapshot.summary.version and snapshot.messages[0].content == "the task"
 
 
 def test_a_row_read_again_is_not_decoded_again() -> None:
