@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # The port `make run` listens on (127.0.0.1) and `make demo` seeds: make run PORT=8001
 PORT   ?= 8000
 
-.PHONY: wrk install run demo screenshots test lint format migrate bench bench-profile bench-quality ts-client clean
+.PHONY: wrk install run demo screenshots test lint format migrate bench bench-quality ts-client clean
 
 install: $(STAMP)
 
@@ -55,14 +55,10 @@ wrk:
 		|| (apt-get update && apt-get install -y wrk)
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install -y wrk" >&2; exit 1; }
 
-# Every figure of docs/benchmarks.md (~12 min on 2 cores); BENCH_ARGS="--max-size 100000"
-# leaves out the 1M-message session, "--skip-postgres" the PostgreSQL cases.
+# Every figure of docs/benchmarks.md but the summary retention (~5 min on 2 cores);
+# BENCH_ARGS="--skip-postgres" leaves out the PostgreSQL cases.
 bench: $(VENV)/.bench-installed wrk
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
-
-# Per-part milliseconds of one context request, into docs/benchmarks.md.
-bench-profile: $(VENV)/.bench-installed
-	$(BIN)/python -m bench.profile
 
 # Facts kept by summaries of the real transcripts in ../shared/real-transcripts.
 bench-quality: $(VENV)/.bench-installed

@@ -1,19 +1,9 @@
 """Prompt-cache bench: a long agent session driven turn by turn, Foldwise vs LangChain.
 
-`python -m bench.cache` (also part of `make bench`). A session from tests/support/transcripts.py is
-appended message by message to a Foldwise session (in process, SQLite, httpx's ASGI
-transport); before each generation the client GETs the context at the budget, `anthropic`
-format. LangChain's `trim_messages` (strategy "last", start on a human message, system kept)
-trims the same history to the same budget, less the tools. Over the turns after the first fold
-or trim: the share of turns whose request starts with the whole previous one, the share of
-input tokens the provider could read from its cache, the folds, and the cache-weighted input
-cost (uncached tokens written at 1.25×, cached read at 0.1×) as a ratio to LangChain's.
-
-Two setups: `small` (a short system prompt, no tools: the bench as it began) and `agent` (a
-coding agent's ~0.5k-token system prompt and ~2.3k tokens of tool definitions,
-bench/agent_setup.py), the same on both sides.
-
-The provider's cache is modelled in bench/cache_model.py.
+`python -m bench.cache` (also part of `make bench`). Foldwise runs in process (SQLite,
+httpx's ASGI transport); LangChain's `trim_messages` trims the same history to the same
+budget. The provider's cache is modelled in bench/cache_model.py; what is measured and how:
+bench/cache.md.tmpl, the text of its section in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -32,8 +22,9 @@ from app.core.settings import Settings
 from app.main import create_app
 from app.tokens.counter import counter_for
 from app.tokens.registry import load_registry
-from bench import agent_setup, doc
+from bench import agent_setup
 from bench.cache_model import Meter, Request, as_request
+from bench.harness import render, table, write
 from bench.inprocess import langchain_counter, to_langchain
 from tests.support.transcripts import agent_session
 
@@ -175,10 +166,10 @@ def section(results: Sequence[dict[str, Any]]) -> str:
     header = ["setup", "budget", "side", "turns", "request starts with the previous one"]
     header += ["input tokens cacheable", "folds", "cache-weighted input cost"]
     growth = [f"{r['turn_tokens'] / b:.1%} of {b:,}" for r in results[:1] for b in BUDGETS]
-    return doc.render(
+    return render(
         "cache.md.tmpl",
         messages=MESSAGES,
-        table=doc.table(header, rows, "lrlrrrrr"),
+        table=table(header, rows, "lrlrrrrr"),
         reasons="; ".join(reasons),
         turn_tokens=f"{results[0]['turn_tokens']:,.0f}",
         growth=", ".join(growth),
@@ -188,4 +179,4 @@ def section(results: Sequence[dict[str, Any]]) -> str:
 if __name__ == "__main__":
     text = section(runs())
     print(text)
-    doc.write(text)
+    write(text)

@@ -1,12 +1,7 @@
 """In-process cases: counting an append batch vs tiktoken, assembling vs LangChain's trim.
 
-Counting: the app's counter over 1,000 normalized messages, as the append path calls it,
-against tiktoken `encode` on exactly the strings that counter encodes (recorded by a spy).
-Assembly: 1,000 OpenAI-shaped messages under a 16k budget, both sides counting with
-cl100k_base. LangChain runs `trim_messages(strategy="last")` with a per-message counter built
-like the OpenAI cookbook's; Foldwise runs `assemble_posted` (the stateless route minus HTTP)
-cold (counts of long texts forgotten) and warm (the same history re-posted), and `assemble()`
-alone on known counts (what the session route runs).
+What is measured and how: the *Counting* and *Assembly* sections of bench/report.md.tmpl.
+The LangChain side (`to_langchain`, `langchain_counter`) is shared with bench/cache.py.
 """
 
 from __future__ import annotations
@@ -75,9 +70,9 @@ def counting(shape: str, rounds: int = 25) -> dict[str, Any]:
     return {"shape": shape, "tokens": tokens, "strings": len(texts), **ms}
 
 
-def assemble_body(seed: int = 31) -> dict[str, Any]:
-    """A `POST /assemble-context` body; another seed gives texts never counted before."""
-    messages = agent_session(1000, shape="openai", seed=seed)
+def assemble_body() -> dict[str, Any]:
+    """A `POST /assemble-context` body of 1,000 OpenAI-shaped messages."""
+    messages = agent_session(1000, shape="openai", seed=31)
     return {"messages": messages, "model": MODEL, "max_tokens": BUDGET, "format": "openai"}
 
 

@@ -33,7 +33,8 @@ from app.summarizers.llm import AnthropicSummarizer
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter
-from bench import doc
+from bench.harness import render
+from bench.harness import write as write_doc
 from bench.next_step import QUESTIONS, asked
 from bench.real_facts import CATEGORIES, LINE_CATEGORIES, ground_truth, kept
 
@@ -336,12 +337,12 @@ def questions_table(results: Results) -> list[str]:
     return rows
 
 
-def write(results: Results | None) -> str:
+def section(results: Results | None) -> str:
     if results is None:
         body = f"Real-transcript corpus not available (looked in `{CORPUS}`)."
         return f"## Summary retention on real transcripts\n\n{body}\n"
     tuning = [f for f in results.files if f not in HELD_OUT]
-    return doc.render(
+    return render(
         "quality.md.tmpl",
         date=datetime.now(UTC).strftime("%Y-%m-%d"),
         files=len(results.files),
@@ -359,7 +360,7 @@ def write(results: Results | None) -> str:
 
 
 if __name__ == "__main__":
-    text = write(run(progress=print))
+    text = section(run(progress=print))
     print(text)
-    doc.write(text)
+    write_doc(text)
     sys.exit(0)
