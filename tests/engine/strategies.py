@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from app.core.content import Content
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput
+from app.engine.items import normalize_posted
 from app.engine.text import block_text
 from app.engine.types import Message
 from app.engine.units import body_tokens
@@ -94,6 +95,24 @@ def make_message(
 def openai_call(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def stored_items(items: Sequence[Mapping[str, Any]], counter: Any = None) -> list[Message]:
+    """Items the way the append path stores them: one message per group, counted once."""
+    counter = counter or FakeCounter()
+    return [
+        Message(
+            id=str(posted.indexes[0]),
+            seq=seq,
+            role=posted.message.role,
+            content=posted.message.content,
+            tokens=counter.count_message(posted.message),
+            tool_calls=posted.message.tool_calls,
+            tool_call_id=posted.message.tool_call_id,
+            metadata=posted.message.metadata,
+        )
+        for seq, posted in enumerate(normalize_posted(items), 1)
+    ]
 
 
 # Text sizes from empty-ish to tens of thousands of characters (a file body, a long log).
