@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from app.core.db import upgrade_database
+from tests.support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDWISE = Path(sys.executable).with_name("foldwise")
@@ -64,13 +64,6 @@ def database(backend: str) -> Iterator[str]:
         asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -87,7 +80,7 @@ def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path) -> Non
 @contextlib.contextmanager
 def serving(url: str, workers: int = 1, env: Mapping[str, str] | None = None) -> Iterator[int]:
     """`foldwise serve --workers N` on `url`; yields its port. Tracebacks in its log raise."""
-    port = _free_port()
+    port = free_port()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("FOLDWISE_", "ANTHROPIC_"))}
     clean |= {"FOLDWISE_DATABASE_URL": url, "FOLDWISE_LOG_LEVEL": "warning", **(env or {})}
     command = [str(FOLDWISE), "serve", "--port", str(port), "--workers", str(workers)]
