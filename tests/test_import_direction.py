@@ -143,3 +143,53 @@ def test_the_check_sees_a_hidden_cycle(tmp_path: Path) -> None:
     (package / "responses.py").write_text("from app.engine.render import f\n")
     (package / "text.py").write_text("from app.engine.render import f\n")
     assert import_cycles(tmp_path / "app") == [["app.engine.render", "app.engine.responses"]]
+
+
+TESTS = Path(__file__).parent
+
+
+def _names_a_test(name: str) -> bool:
+    return any(part.startswith("test_") for part in name.split("."))
+
+
+def imports_of_test_modules(root: Path) -> list[str]:
+    """Imports of a `test_*` module (or of a `test_*` name, which pytest would collect again)
+    by any module under `root`; relative and function-level imports count too."""
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                joiner = "" if module.endswith(".") else "."
+                names = (
+                    [module]
+                    if _names_a_test(module)
+                    else [f"{module}{joiner}{alias.name}" for alias in node.names]
+                )
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            where = f"{path.relative_to(root)}:{node.lineno}"
+            problems += [f"{where} imports {n}" for n in names if _names_a_test(n)]
+    return problems
+
+
+def test_no_test_module_imports_another() -> None:
+    """What two test modules share lives in tests/support/ (CONTRIBUTING.md, "Tests")."""
+    assert imports_of_test_modules(TESTS) == []
+
+
+def test_the_check_sees_a_test_module_import(tmp_path: Path) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "test_b.py").write_text(
+        "from tests.engine.test_a import PROPERTY\nfrom . import strategies, test_c\n\n\n"
+        "def f():\n    from .test_d import requests\n"
+    )
+    (tmp_path / "engine" / "helpers.py").write_text("import tests.api.test_e as e\n")
+    assert imports_of_test_modules(tmp_path) == [
+        "engine/helpers.py:1 imports tests.api.test_e",
+        "engine/test_b.py:1 imports tests.engine.test_a",
+        "engine/test_b.py:2 imports .test_c",
+        "engine/test_b.py:6 imports .test_d",
+    ]

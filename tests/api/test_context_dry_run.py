@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 import httpx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from app.main import create_app
@@ -21,6 +21,7 @@ from tests.support.factories import (
     turns,
     user,
 )
+from tests.support.hypothesis_settings import ON_THE_DATABASE
 from tests.support.recording_summarizer import RecordingSummarizer
 
 
@@ -104,12 +105,6 @@ async def test_a_forced_dry_run_shows_a_forced_fold(client: httpx.AsyncClient) -
     assert (await stored_state(client, "s"))[0] is None
     real = await context(client, "s", summarize="force", keep_recent="2")
     assert without_dry_run(dry) == real
-
-
-# Property tests on the database: a few examples, each on fresh sessions of one client.
-ON_THE_DATABASE = settings(
-    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
 
 
 @ON_THE_DATABASE

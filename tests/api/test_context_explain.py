@@ -9,8 +9,8 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.api.test_context_dry_run import ON_THE_DATABASE
 from tests.support.factories import append, context, create_session, turns
+from tests.support.hypothesis_settings import ON_THE_DATABASE
 
 STEPS = st.lists(
     st.tuples(st.integers(1, 10), st.integers(300, 3000), st.booleans(), st.booleans()),

@@ -12,7 +12,6 @@ from sqlalchemy import update
 
 from app.models import Session
 from app.models.base import utcnow
-from tests.api.test_responses_items import REASONING, call, output, said
 from tests.support.factories import (
     append,
     assert_error,
@@ -23,6 +22,7 @@ from tests.support.factories import (
     user,
 )
 from tests.support.recording_summarizer import RecordingSummarizer
+from tests.support.responses_items import REASONING, call, output, said
 
 
 async def pop(client: httpx.AsyncClient, session_id: str) -> httpx.Response:

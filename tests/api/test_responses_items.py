@@ -20,36 +20,9 @@ from tests.support.factories import (
     user,
 )
 from tests.support.official_types import assert_official_function_tools, assert_official_items
+from tests.support.responses_items import REASONING, call, output, said
 
-REASONING = {
-    "type": "reasoning",
-    "id": "rs_1",
-    "summary": [{"type": "summary_text", "text": "Read the test first."}],
-    "encrypted_content": "gAAAAB-opaque-blob==",
-}
 TOOL = {"type": "function", "name": "read_file", "description": "Read", "parameters": {}}
-
-
-def call(call_id: str, path: str = "a.py", **extra: Any) -> dict[str, Any]:
-    arguments = json.dumps({"path": path})
-    return {"type": "function_call", "call_id": call_id, "name": "read_file", **extra} | {
-        "arguments": arguments
-    }
-
-
-def output(call_id: str, text: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "function_call_output", "call_id": call_id, "output": text, **extra}
-
-
-def said(role: str, text: str, **extra: Any) -> dict[str, Any]:
-    """A message item as the Responses API returns it (an assistant's with an id) and as
-    Foldwise serves it (an assistant's without an id: the easy form)."""
-    if role == "assistant" and "id" not in extra:
-        return {"type": "message", "role": role, "content": text, **extra}
-    part: dict[str, Any] = {"type": "input_text", "text": text}
-    if role == "assistant":
-        part = {"type": "output_text", "text": text, "annotations": []}
-    return {"type": "message", "role": role, "content": [part], **extra}
 
 
 TURN = [

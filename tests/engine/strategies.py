@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from app.core.content import Content
 from app.core.context_settings import ContextSettings
+from app.engine.assemble import AssemblyInput
+from app.engine.items import normalize_posted
 from app.engine.text import block_text
 from app.engine.types import Message
 from app.engine.units import body_tokens
@@ -93,6 +95,24 @@ def make_message(
 def openai_call(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def stored_items(items: Sequence[Mapping[str, Any]], counter: Any = None) -> list[Message]:
+    """Items the way the append path stores them: one message per group, counted once."""
+    counter = counter or FakeCounter()
+    return [
+        Message(
+            id=str(posted.indexes[0]),
+            seq=seq,
+            role=posted.message.role,
+            content=posted.message.content,
+            tokens=counter.count_message(posted.message),
+            tool_calls=posted.message.tool_calls,
+            tool_call_id=posted.message.tool_call_id,
+            metadata=posted.message.metadata,
+        )
+        for seq, posted in enumerate(normalize_posted(items), 1)
+    ]
 
 
 # Text sizes from empty-ish to tens of thousands of characters (a file body, a long log).
@@ -198,3 +218,41 @@ settings_strategy = st.builds(
     prune_at_least=st.sampled_from([0, 1024]),
     cache_breakpoints=st.booleans(),
 )
+
+# Output budgets (max_tokens): none, too small for anything, tight, roomy.
+budgets = st.one_of(
+    st.none(),
+    st.integers(min_value=0, max_value=300),
+    st.integers(min_value=300, max_value=6_000),
+    st.integers(min_value=6_000, max_value=200_000),
+)
+TOOLS = (
+    {"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}},
+    {"type": "function", "function": {"name": "run", "description": "Run", "parameters": {}}},
+)
+
+
+@st.composite
+def assembly_requests(draw: Callable[..., Any]) -> tuple[AssemblyInput, Any]:
+    """A request to assemble a random history in any format and mode, and its counter."""
+    counter = draw(COUNTERS)
+    history = draw(histories(counter))
+    through = draw(st.integers(min_value=0, max_value=len(history)))
+    request = AssemblyInput(
+        messages=tuple(history),
+        context_window=draw(st.sampled_from([1_000, 8_000, 200_000])),
+        settings=draw(settings_strategy),
+        system_prompt=draw(
+            st.sampled_from([None, "", "You are a careful engineer.", "rules " * 400])
+        ),
+        tools=draw(st.sampled_from([None, TOOLS])),
+        summary=draw(st.sampled_from([None, "The user wants tests fixed.", "fact " * 3000]))
+        if through
+        else None,
+        summary_through_seq=through,
+        max_tokens=draw(budgets),
+        format=draw(st.sampled_from(["anthropic", "openai", "raw"])),
+        mode=draw(st.sampled_from(["auto", "never", "force"])),
+        calibration_ratio=draw(st.sampled_from([0.5, 1.0, 1.37, 2.0])),
+    )
+    return request, counter

@@ -17,7 +17,7 @@ from app.engine import markers
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.render import Format
 from tests.engine.strategies import FakeCounter, make_message
-from tests.engine.test_properties import PROPERTY
+from tests.support.hypothesis_settings import PROPERTY
 from tests.support.markers import count_markers
 
 COUNTER = FakeCounter(1)

@@ -13,8 +13,9 @@ from app.engine.assemble import SENT, AssemblyInput, assemble
 from app.engine.prompt_cache import MAX_BREAKPOINTS, unmarked
 from app.engine.render import SYNTHETIC
 from app.engine.types import Message
-from tests.engine.strategies import FakeCounter, make_message, texts
-from tests.engine.test_properties import PROPERTY, _assemble_or_too_small, requests
+from tests.engine.strategies import FakeCounter, assembly_requests, make_message, texts
+from tests.support.assembly import assemble_or_too_small
+from tests.support.hypothesis_settings import PROPERTY
 from tests.support.markers import count_markers
 
 THINKING = frozenset({"thinking", "redacted_thinking"})
@@ -26,12 +27,12 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_every_output_message_is_one_sent_message_or_flagged(
     case: tuple[AssemblyInput, Any],
 ) -> None:
     request, counter = case
-    result = _assemble_or_too_small(request, counter)
+    result = assemble_or_too_small(request, counter)
     if result is None:
         return
     markers = count_markers(result.messages) + count_markers(result.system or "")

@@ -9,61 +9,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
-from app.core.errors import BudgetTooSmall
-from app.engine.assemble import SENT, AssemblyInput, AssemblyResult, assemble
-from app.engine.budget import compute_budget, estimate_limit, summary_share
+from app.engine.assemble import SENT, AssemblyInput, assemble
+from app.engine.budget import summary_share
 from app.engine.render import Format, Rendered
 from app.engine.types import Message
 from app.engine.units import is_empty
 from app.engine.validate import violations
-from tests.engine.strategies import COUNTERS, FakeCounter, histories, settings_strategy
-
-# Room for the smallest truncated user message: marker text, one block, message framing.
-SMALLEST_USER_MESSAGE = 64
-
-budgets = st.one_of(
-    st.none(),
-    st.integers(min_value=0, max_value=300),
-    st.integers(min_value=300, max_value=6_000),
-    st.integers(min_value=6_000, max_value=200_000),
-)
-TOOLS = (
-    {"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}},
-    {"type": "function", "function": {"name": "run", "description": "Run", "parameters": {}}},
-)
-
-
-@st.composite
-def requests(draw: Any) -> tuple[AssemblyInput, Any]:
-    counter = draw(COUNTERS)
-    history = draw(histories(counter))
-    through = draw(st.integers(min_value=0, max_value=len(history)))
-    request = AssemblyInput(
-        messages=tuple(history),
-        context_window=draw(st.sampled_from([1_000, 8_000, 200_000])),
-        settings=draw(settings_strategy),
-        system_prompt=draw(
-            st.sampled_from([None, "", "You are a careful engineer.", "rules " * 400])
-        ),
-        tools=draw(st.sampled_from([None, TOOLS])),
-        summary=draw(st.sampled_from([None, "The user wants tests fixed.", "fact " * 3000]))
-        if through
-        else None,
-        summary_through_seq=through,
-        max_tokens=draw(budgets),
-        format=draw(st.sampled_from(["anthropic", "openai", "raw"])),
-        mode=draw(st.sampled_from(["auto", "never", "force"])),
-        calibration_ratio=draw(st.sampled_from([0.5, 1.0, 1.37, 2.0])),
-    )
-    return request, counter
-
-
-def _limit(request: AssemblyInput) -> int:
-    budget = compute_budget(request.context_window, request.settings, request.max_tokens)
-    return estimate_limit(budget.tokens, request.calibration_ratio)
+from tests.engine.strategies import FakeCounter, assembly_requests
+from tests.support.assembly import assemble_or_too_small, limit
+from tests.support.hypothesis_settings import PROPERTY
 
 
 def _pairing_problems(messages: list[dict[str, Any]]) -> list[str]:
@@ -85,41 +41,12 @@ def _pairing_problems(messages: list[dict[str, Any]]) -> list[str]:
     return [f"call {c} unanswered" for i, c in calls if c not in results and i != last]
 
 
-def _assemble_or_too_small(request: AssemblyInput, counter: Any) -> AssemblyResult | None:
-    try:
-        return assemble(request, counter)
-    except BudgetTooSmall as error:
-        fixed = counter.count_text(request.system_prompt or "") + (
-            4 if request.format == "openai" else 0
-        )
-        room = _limit(request) - fixed
-        assert fixed > _limit(request) or room < SMALLEST_USER_MESSAGE * 4 + _uncuttable_tail(
-            request
-        ), error
-        return None
-
-
-def _uncuttable_tail(request: AssemblyInput) -> int:
-    """Tokens of the newest message with tool calls when no user turn follows it: calls are
-    never cut, and once the units before it go (or are folded), tier 4 has no user turn left to
-    send instead, so such a history may need more than the smallest user message's room."""
-    for message in sorted(request.messages, key=lambda m: m.seq, reverse=True):
-        if message.role == "user" and not message.result_ids and not is_empty(message):
-            return 0
-        if message.call_ids:
-            return message.tokens
-    return 0
-
-
-PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_output_is_within_budget_and_valid(case: tuple[AssemblyInput, Any]) -> None:
     request, counter = case
     before = copy.deepcopy(request.messages)
-    result = _assemble_or_too_small(request, counter)
+    result = assemble_or_too_small(request, counter)
     assert request.messages == before  # input never altered
     if result is None:
         return
@@ -142,12 +69,12 @@ def test_output_is_within_budget_and_valid(case: tuple[AssemblyInput, Any]) -> N
 
 
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_explain_covers_every_message_once_and_matches_output(
     case: tuple[AssemblyInput, Any],
 ) -> None:
     request, counter = case
-    result = _assemble_or_too_small(request, counter)
+    result = assemble_or_too_small(request, counter)
     if result is None:
         return
     stored = [e for e in result.explain if e.status != "synthetic"]
@@ -175,12 +102,12 @@ def _pending_ids(messages: Sequence[Message]) -> set[str]:
 
 
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_fold_plan_is_an_oldest_prefix_of_unsummarized_units(
     case: tuple[AssemblyInput, Any],
 ) -> None:
     request, counter = case
-    result = _assemble_or_too_small(request, counter)
+    result = assemble_or_too_small(request, counter)
     if result is None or result.fold_plan is None:
         return
     assert request.mode != "never"
@@ -217,10 +144,10 @@ def test_fold_plan_is_an_oldest_prefix_of_unsummarized_units(
 
 
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_applying_the_fold_plan_needs_no_second_fold(case: tuple[AssemblyInput, Any]) -> None:
     request, counter = case
-    result = _assemble_or_too_small(request, counter)
+    result = assemble_or_too_small(request, counter)
     if result is None or result.fold_plan is None:
         return
     summary = f"Summary of {len(result.fold_plan.messages)} messages."  # a short fake summary
@@ -232,16 +159,16 @@ def test_applying_the_fold_plan_needs_no_second_fold(case: tuple[AssemblyInput, 
             "mode": "auto",
         }
     )
-    second = _assemble_or_too_small(folded, counter)
+    second = assemble_or_too_small(folded, counter)
     if second is None:
         return
     assert second.usage.total_tokens <= second.usage.budget
     plan = result.fold_plan
     # The plan's prediction holds: the folded context costs what it said, or less.
     summary_fits_share = counter.count_text(summary) <= summary_share(
-        _limit(request), request.settings
+        limit(request), request.settings
     )
-    if summary_fits_share and plan.expected_tokens <= _limit(request):
+    if summary_fits_share and plan.expected_tokens <= limit(request):
         assert second.usage.estimated_tokens <= plan.expected_tokens
     if request.mode == "auto":  # a threshold fold reserves room: the next call is served as is
         assert second.fold_plan is None
@@ -250,7 +177,7 @@ def test_applying_the_fold_plan_needs_no_second_fold(case: tuple[AssemblyInput, 
 
 
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_verbatim_when_everything_fits(case: tuple[AssemblyInput, Any]) -> None:
     request, counter = case
     roomy = AssemblyInput(
@@ -262,7 +189,7 @@ def test_verbatim_when_everything_fits(case: tuple[AssemblyInput, Any]) -> None:
         }
     )
     verbatim = assemble(roomy, counter)
-    if verbatim.usage.estimated_tokens > _limit(request):
+    if verbatim.usage.estimated_tokens > limit(request):
         return
     result = assemble(request, counter)
     assert result.messages == verbatim.messages

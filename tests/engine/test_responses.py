@@ -12,8 +12,8 @@ from app.engine.items import item_type, normalize_posted
 from app.engine.render import render, render_tools
 from app.engine.responses import validate_responses
 from app.engine.types import Message
-from tests.engine.strategies import FakeCounter, make_message, openai_call
-from tests.engine.test_responses_properties import said, stored
+from tests.engine.strategies import FakeCounter, make_message, openai_call, stored_items
+from tests.support.responses_items import said
 
 CALL = {"type": "function_call", "call_id": "c1", "name": "run", "arguments": "{}"}
 OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
@@ -156,7 +156,7 @@ class TestIngest:
         assert developer.metadata["extra"]["items"][0]["role"] == "developer"
         url = {"url": "data:image/png;base64,AA", "detail": "low"}
         assert user.content == [{"type": "image_url", "image_url": url}]
-        assert items_of(stored([{"role": "user", "content": [image]}])) == [
+        assert items_of(stored_items([{"role": "user", "content": [image]}])) == [
             {"type": "message", "role": "user", "content": [image]}
         ]
 

@@ -9,32 +9,29 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
-from app.engine.items import normalize_posted
 from app.engine.render import Format, render
 from app.engine.responses import validate_responses
 from app.engine.shapes import normalize_message
 from app.engine.types import Message
-from tests.engine.strategies import COUNTERS, FakeCounter, histories, settings_strategy
+from tests.engine.strategies import (
+    COUNTERS,
+    FakeCounter,
+    histories,
+    settings_strategy,
+    stored_items,
+)
+from tests.support.hypothesis_settings import PROPERTY
 from tests.support.official_types import assert_official_items
+from tests.support.responses_items import said
 
 Item = dict[str, Any]
-PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 words = st.text(alphabet="abcdef ghij\nklm", min_size=1, max_size=60).filter(str.strip)
 bulky = st.integers(min_value=2_000, max_value=12_000).map(lambda n: ("out " * n)[:n])
-
-
-def said(role: str, *texts: str) -> Item:
-    """A message item as Foldwise renders one without an id: an assistant's texts as one
-    string (the easy form), a user's as input_text parts."""
-    if role == "assistant":
-        return {"type": "message", "role": role, "content": "\n".join(texts)}
-    parts = [{"type": "input_text", "text": t} for t in texts]
-    return {"type": "message", "role": role, "content": parts}
 
 
 def output_message(item_id: str, *texts: str) -> Item:
@@ -92,24 +89,6 @@ def item_histories(draw: Callable[..., Any]) -> list[Item]:
     return items
 
 
-def stored(items: Sequence[Item], counter: Any = None) -> list[Message]:
-    """Items the way the append path stores them: one message per group, counted once."""
-    counter = counter or FakeCounter()
-    return [
-        Message(
-            id=str(posted.indexes[0]),
-            seq=seq,
-            role=posted.message.role,
-            content=posted.message.content,
-            tokens=counter.count_message(posted.message),
-            tool_calls=posted.message.tool_calls,
-            tool_call_id=posted.message.tool_call_id,
-            metadata=posted.message.metadata,
-        )
-        for seq, posted in enumerate(normalize_posted(items), 1)
-    ]
-
-
 def rendered(messages: Sequence[Message], fmt: Format) -> list[Item]:
     out = render(messages, fmt, system_prompt=None, summary=None, placement="system", tools=None)
     return out.messages
@@ -164,7 +143,7 @@ def joined_parts(items: Sequence[Item]) -> list[Item]:
 def requests(draw: Callable[..., Any]) -> tuple[list[Item], AssemblyInput, Any]:
     counter = draw(COUNTERS)
     items = draw(item_histories())
-    messages = stored(items, counter)
+    messages = stored_items(items, counter)
     request = AssemblyInput(
         messages=tuple(messages),
         context_window=draw(st.sampled_from([2_000, 8_000, 200_000])),
@@ -252,7 +231,7 @@ def calls_after(items: Sequence[Item], start: int) -> list[str]:
 @PROPERTY
 @given(item_histories())
 def test_items_round_trip_through_storage(items: list[Item]) -> None:
-    assert rendered(stored(items), "openai_responses") == items
+    assert rendered(stored_items(items), "openai_responses") == items
     assert_official_items(items)
 
 
@@ -260,7 +239,7 @@ def test_items_round_trip_through_storage(items: list[Item]) -> None:
 @given(item_histories())
 def test_items_round_trip_through_the_other_shapes(items: list[Item]) -> None:
     """anthropic keeps all but reasoning; openai (Chat) also joins a message's text parts."""
-    messages = stored(items)
+    messages = stored_items(items)
     via_anthropic = reposted(rendered(messages, "anthropic"))
     assert rendered(via_anthropic, "openai_responses") == without_reasoning(items)
     via_openai = reposted(rendered(messages, "openai"))

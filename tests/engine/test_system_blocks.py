@@ -13,8 +13,9 @@ from app.core.context_settings import ContextSettings
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.prompt_cache import CACHE_CONTROL, MAX_BREAKPOINTS, unmarked
 from app.engine.render import SUMMARY_HEADER, summary_section
-from tests.engine.strategies import FakeCounter, make_message
-from tests.engine.test_properties import PROPERTY, _assemble_or_too_small, requests
+from tests.engine.strategies import FakeCounter, assembly_requests, make_message
+from tests.support.assembly import assemble_or_too_small
+from tests.support.hypothesis_settings import PROPERTY
 from tests.support.markers import count_markers
 
 COUNTER = FakeCounter(1)  # a token per character: a miscounted separator shows
@@ -126,10 +127,10 @@ class TestUsage:
 
 
 @PROPERTY
-@given(requests())
+@given(assembly_requests())
 def test_the_system_sent_is_its_parts_each_counted_as_sent(case: tuple[AssemblyInput, Any]) -> None:
     request, counter = case
-    result = _assemble_or_too_small(request, counter)
+    result = assemble_or_too_small(request, counter)
     if result is None or request.format == "openai":
         return
     prompt = request.system_prompt or None

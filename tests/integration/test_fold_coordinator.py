@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 import httpx
@@ -17,44 +14,25 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.db import session_scope
 from app.core.logging import EVENT_FIELDS
-from app.core.settings import Settings
 from app.engine.types import Message
 from app.main import create_app
 from app.models import Session, Summary
 from app.models.base import utcnow
 from app.repositories.folds import FoldRepository, NewSummary
 from app.services.folds import FoldCoordinator, FoldJob
-from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
-from app.tokens.base import TokenCounter
+from app.summarizers.base import SummaryResult
 from app.tokens.counter import counter_for
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import append, create_session, turns, user
 from tests.support.recording_summarizer import RecordingSummarizer
 
+# Every summary of these folds: one token, so folding 5 of the job's 50 tokens leaves 46.
+FOLDED = SummaryResult(text="folded", tokens=1, method="rule")
 
-@dataclass
-class SlowSummarizer:
-    delay: float = 0.3
-    fail: bool = False
-    calls: list[SummaryRequest] = field(default_factory=list)
 
-    async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        self.calls.append(request)
-        await asyncio.sleep(self.delay)
-        if self.fail:
-            raise RuntimeError("summarizer exploded")
-        return SummaryResult(text="folded", tokens=1, method="rule")
-
-    @asynccontextmanager
-    async def factory(
-        self,
-        strategy: str | None,
-        *,
-        settings: Settings,
-        counter: TokenCounter,
-        cache: SummaryCache | None,
-    ) -> AsyncIterator[Summarizer]:
-        yield self
+def slow(delay: float = 0.3, error: Exception | None = None) -> RecordingSummarizer:
+    """A summarizer that takes `delay` seconds, then answers FOLDED (or raises `error`)."""
+    return RecordingSummarizer(delay=delay, error=error, result=FOLDED)
 
 
 @pytest.fixture
@@ -87,7 +65,7 @@ def job(pk: int, version: int = 0) -> FoldJob:
     )
 
 
-def coordinator(app: FastAPI, summarizer: SlowSummarizer) -> FoldCoordinator:
+def coordinator(app: FastAPI, summarizer: RecordingSummarizer) -> FoldCoordinator:
     counter = counter_for(app.state.registry.get("claude-sonnet-4-5"))
     return FoldCoordinator(app.state.sessionmaker, app.state.settings, counter, summarizer.factory)
 
@@ -132,7 +110,7 @@ class TestLease:
 
 class TestCoordinator:
     async def test_racing_coordinators_fold_once(self, app: FastAPI, session_pk: int) -> None:
-        summarizer = SlowSummarizer()
+        summarizer = slow()
         outcomes = await asyncio.gather(
             *(coordinator(app, summarizer).run(job(session_pk)) for _ in range(5))
         )
@@ -148,9 +126,10 @@ class TestCoordinator:
     async def test_a_failing_summarizer_releases_the_lease(
         self, app: FastAPI, session_pk: int
     ) -> None:
+        failing = slow(0, RuntimeError("summarizer exploded"))
         with pytest.raises(RuntimeError):
-            await coordinator(app, SlowSummarizer(delay=0, fail=True)).run(job(session_pk))
-        outcome = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk))
+            await coordinator(app, failing).run(job(session_pk))
+        outcome = await coordinator(app, slow(0)).run(job(session_pk))
         assert outcome.status == "folded"
         assert outcome.stats["messages_folded"] == 1 and outcome.stats["tokens_after"] == 46
 
@@ -163,7 +142,7 @@ class TestCoordinator:
                 session_pk, version=0, owner="crashed", now=lapsed, until=lapsed
             )
         with caplog.at_level(logging.INFO, logger="foldwise.fold"):
-            outcome = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk))
+            outcome = await coordinator(app, slow(0)).run(job(session_pk))
         assert outcome.status == "folded"
         events = [(r.getMessage(), getattr(r, EVENT_FIELDS)) for r in caplog.records]
         assert [name for name, _ in events] == ["lease_takeover", "fold"]
@@ -174,8 +153,8 @@ class TestCoordinator:
         }  # fmt: skip
 
     async def test_a_stale_plan_is_not_written(self, app: FastAPI, session_pk: int) -> None:
-        first = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk))
-        stale = await coordinator(app, SlowSummarizer(delay=0)).run(job(session_pk, version=0))
+        first = await coordinator(app, slow(0)).run(job(session_pk))
+        stale = await coordinator(app, slow(0)).run(job(session_pk, version=0))
         assert (first.status, stale.status) == ("folded", "waited")
         assert await history_rows(app.state.sessionmaker, session_pk) == 1
 
@@ -192,7 +171,7 @@ class TestLeaseRenewal:
         await append(client, "s", *(user(f"m{i}") for i in range(4)))
         async with session_scope(app.state.sessionmaker) as db:
             pk = int(await db.scalar(select(Session.pk).where(Session.external_id == "s")) or 0)
-        summarizer = SlowSummarizer(delay=3.0)
+        summarizer = slow(3.0)
 
         async def late() -> str:
             await asyncio.sleep(0.5)

@@ -3,36 +3,30 @@ scripted chat model, against a real server."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from foldwise_client import AsyncFoldwise, Foldwise
-from foldwise_client.langchain import AdapterOptions, FoldwiseChatMessageHistory, FoldwiseHook
+from foldwise_client.langchain import FoldwiseChatMessageHistory, FoldwiseHook
 from langchain_core.messages import (
     AIMessage,
-    BaseMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import create_react_agent
 
 from tests.pyclient.conftest import new_id
-from tests.pyclient.fake_chat_model import ScriptedChatModel
+from tests.pyclient.fake_chat_model import (
+    ScriptedChatModel,
+    folding,
+    get_weather,
+    six_weather_turns,
+)
 from tests.support.servers import Server
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:create_react_agent has been moved:DeprecationWarning"
 )
-
-
-@tool
-def get_weather(city: str) -> str:
-    """The weather in a city."""
-    return f"sunny in {city}"
 
 
 def exchange(call_id: str) -> list[HumanMessage | AIMessage | ToolMessage]:
@@ -113,34 +107,6 @@ def test_react_agent_gets_the_context_and_stores_every_message(server: Server) -
     sent = six_weather_turns(agent, client, sid, model)
     assert "You are a weather bot." in str(sent[0].content)
     assert "weather" in str(sent[0].content).split("You are a weather bot.", 1)[1], "summary"
-
-
-def folding(client: Foldwise, system_prompt: str) -> AdapterOptions:
-    """Options that fold a weather conversation within six turns."""
-    session = {"system_prompt": system_prompt, "settings": {"keep_recent": 4}}
-    return {"client": client, "session_options": session, "context_options": {"max_tokens": 700}}
-
-
-def six_weather_turns(
-    agent: Any, client: Foldwise, sid: str, model: ScriptedChatModel
-) -> list[BaseMessage]:
-    """Runs six weather turns on thread `sid`; checks that every message was stored once and
-    the model got a folded context led by a system message; returns what it was sent last."""
-    config: RunnableConfig = {"configurable": {"thread_id": sid}}
-    for turn in range(6):
-        question = f"What is the weather, take {turn}? " + "context " * 50
-        state = agent.invoke({"messages": [HumanMessage(question)]}, config)
-
-    messages = state["messages"]
-    assert isinstance(messages[-1], AIMessage) and "sunny in Paris" in str(messages[-1].content)
-    stored = list(client.iter_messages(sid))
-    assert len(stored) == len(messages) == 6 * 4, "every message stored once, the reply too"
-    assert [m["client_id"] for m in stored] == [m.id for m in messages]
-    sent = model.seen[-1]
-    assert isinstance(sent[0], SystemMessage)
-    assert len(sent) < len(messages), "the model got the folded context, the state stays whole"
-    assert client.get_session(sid)["summary"] is not None
-    return sent
 
 
 async def test_react_agent_async_with_a_fixed_session(server: Server) -> None:

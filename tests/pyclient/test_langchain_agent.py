@@ -14,8 +14,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from tests.pyclient.conftest import new_id
-from tests.pyclient.fake_chat_model import ScriptedChatModel
-from tests.pyclient.test_langchain import folding, get_weather, six_weather_turns
+from tests.pyclient.fake_chat_model import (
+    ScriptedChatModel,
+    folding,
+    get_weather,
+    six_weather_turns,
+)
 from tests.support.servers import Server
 
 

@@ -1,6 +1,6 @@
 """A summarizer fake that records every request, given to `create_app(summarizer_factory=…)`
 (the seam production uses for the real summarizers): a test asks for the `recorder` fixture
-(tests/api/conftest.py) and its `app` is built with it."""
+(tests/conftest.py) and its `app` is built with it."""
 
 from __future__ import annotations
 
@@ -33,6 +33,12 @@ class RecordingSummarizer:
     calls: list[Call] = field(default_factory=list)
     gate: asyncio.Event | None = None
     """When given, each summary is returned only once the gate is set (a slow summarizer)."""
+    delay: float = 0.0
+    """Seconds each summary takes after the gate (racing folds really overlap)."""
+    error: Exception | None = None
+    """When given, each summary raises it after the delay (a failing summarizer)."""
+    result: SummaryResult | None = None
+    """When given, every summary is this result as is (a test that spells out token counts)."""
 
     @asynccontextmanager
     async def factory(
@@ -57,6 +63,12 @@ class _Bound:
         number = len(self.owner.calls)
         if self.owner.gate is not None:
             await self.owner.gate.wait()
+        if self.owner.delay:
+            await asyncio.sleep(self.owner.delay)
+        if self.owner.error is not None:
+            raise self.owner.error
+        if self.owner.result is not None:
+            return self.owner.result
         seqs = [m.seq for m in request.messages]
         span = f"seqs {min(seqs)}..{max(seqs)}" if seqs else "no new messages"
         text = f"summary #{number} of {span}" + " filler" * self.owner.padding
