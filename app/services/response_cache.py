@@ -181,14 +181,11 @@ def render(response: ContextResponse) -> bytes:
 def replayed(response: ContextResponse, served: Served) -> ContextResponse:
     """`response` as the next identical request serves it (see the module docstring)."""
     cache = compare(served.record, served.record, served.result, served.snapshot.summary_method)
-    usage = response.usage.model_copy(
-        update={
-            "cache": CacheUsage(
-                prefix_tokens=cache.prefix_tokens,
-                reason=cache.reason,
-                breakpoints=cache.breakpoints,
-            )
-        }
+    usage = replace(
+        response.usage,
+        cache=CacheUsage(
+            prefix_tokens=cache.prefix_tokens, reason=cache.reason, breakpoints=cache.breakpoints
+        ),
     )
     return response.model_copy(update={"usage": usage, "summarized": False})
 
