@@ -21,7 +21,7 @@ held to the budget.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.core.context_settings import ContextSettings
 
@@ -91,8 +91,10 @@ def summary_share(limit: int, settings: ContextSettings) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
-    """The `usage` block (docs/reference.md §Routes); `total_tokens` is calibrated, ≤ `budget`."""
+class UsageCounts:
+    """The counts of the `usage` block (docs/reference.md §Routes), declared once: the engine's
+    `Usage` and the response's `ContextUsage` (app/schemas/context.py) both extend it. A
+    `description` in a field's metadata is the response field's description."""
 
     context_window: int
     threshold: float
@@ -102,6 +104,14 @@ class Usage:
     tools_tokens: int
     summary_tokens: int
     message_tokens: int
-    estimated_tokens: int
-    total_tokens: int
+    estimated_tokens: int = field(metadata={"description": "Our raw estimate of what is sent."})
+    total_tokens: int = field(
+        metadata={"description": "The estimate × calibration ratio; ≤ budget."}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Usage(UsageCounts):
+    """The engine's usage: the counts and the calibration ratio `total_tokens` was scaled by."""
+
     calibration_ratio: float

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, dataclasses
 from typing_extensions import TypedDict
 
 from app.core.context_settings import QueryOverrides
 from app.core.limits import MAX_SQL_INT
 from app.engine.assemble import ExplainStatus, Mode
+from app.engine.budget import UsageCounts
 from app.engine.prompt_cache import CacheReason
 from app.engine.render import Format
 from app.schemas.calibration import CalibrationRead
@@ -29,17 +30,8 @@ class CacheUsage(BaseModel):
     breakpoints: int = Field(description="cache_control markers Foldwise placed.")
 
 
-class ContextUsage(BaseModel):
-    context_window: int
-    threshold: float
-    reserved_output_tokens: int
-    budget: int
-    system_tokens: int
-    tools_tokens: int
-    summary_tokens: int
-    message_tokens: int
-    estimated_tokens: int = Field(description="Our raw estimate of what is sent.")
-    total_tokens: int = Field(description="The estimate × calibration ratio; ≤ budget.")
+@dataclasses.dataclass(frozen=True)
+class ContextUsage(UsageCounts):
     calibration: CalibrationRead
     cache: CacheUsage | None = Field(None, description="Session contexts only.")
 

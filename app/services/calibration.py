@@ -25,8 +25,8 @@ from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
 
 
-class NoContextServed(Conflict):
-    code = "no_context_served"
+class NoContextServed(Conflict, code="no_context_served"):
+    pass
 
 
 def calibration_read(family: str, calibration: Calibration | None) -> CalibrationRead:

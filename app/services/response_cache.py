@@ -181,7 +181,7 @@ def render(response: ContextResponse) -> bytes:
 def replayed(response: ContextResponse, served: Served) -> ContextResponse:
     """`response` as the next identical request serves it (see the module docstring)."""
     cache = compare(served.record, served.record, served.result, served.snapshot.summary.method)
-    usage = response.usage.model_copy(update={"cache": cache})
+    usage = replace(response.usage, cache=cache)
     return response.model_copy(update={"usage": usage, "summarized": False})
 
 
