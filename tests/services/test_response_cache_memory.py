@@ -13,6 +13,7 @@ import pytest
 from app.core.context_settings import ContextSettings
 from app.engine.types import Message
 from app.repositories.context import SessionVersion
+from app.schemas.common import SummaryState
 from app.services.context import Snapshot
 from app.services.response_cache import Entry, ResponseCache, Stamp
 
@@ -40,15 +41,15 @@ def snapshot(index: int, messages: int, words: int) -> Snapshot:
         system_prompt=None,
         tools=None,
         context_settings=ContextSettings(),
-        strategy="auto",
-        summary_text=None,
-        summary_tokens=0,
-        summary_through_id=None,
-        summary_through_seq=0,
-        summary_version=0,
-        summary_message_count=0,
-        summary_method=None,
-        summary=None,
+        summary=SummaryState(
+            text=None,
+            version=0,
+            through_id=None,
+            through_seq=0,
+            message_count=0,
+            tokens=0,
+            method=None,
+        ),
         messages_total=messages,
         messages=held,
         calibration=None,
