@@ -56,9 +56,10 @@ MAX_ENTRY_SHARE = 0.25
 # What an entry holds beyond the bytes of its body and key, charged to the cache so that the
 # process memory it takes stays under FOLDWISE_CONTEXT_CACHE_BYTES (measured with tracemalloc:
 # tests/services/test_response_cache_memory.py): the key tuple, the Entry, the Stamp and its
-# SessionVersion, the LRU node; each prefix-chain fingerprint of the record; each message of
-# the snapshot (the object, its id and metadata; its text at ~4 bytes a stored token).
-ENTRY_OVERHEAD = 1_500
+# SessionVersion, the LRU node, the snapshot's SummaryState (a pydantic model, ~1.1 KB); each
+# prefix-chain fingerprint of the record; each message of the snapshot (the object, its id and
+# metadata; its text at ~4 bytes a stored token).
+ENTRY_OVERHEAD = 2_600
 CHAIN_ITEM_BYTES = 90
 MESSAGE_OVERHEAD = 700
 TEXT_BYTES_PER_TOKEN = 4
