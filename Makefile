@@ -62,7 +62,7 @@ bench: $(VENV)/.bench-installed wrk
 
 # Facts kept by summaries of the real transcripts in ../shared/real-transcripts.
 bench-quality: $(VENV)/.bench-installed
-	$(BIN)/python -m bench.quality
+	$(BIN)/python -m evals.quality
 
 # The TypeScript client after an API change: types from this app's schema, dist/ rebuilt.
 ts-client: install

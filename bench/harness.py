@@ -123,7 +123,8 @@ def targets_table(targets: list[Target]) -> str:
                  [t.row() for t in targets], "llrl")  # fmt: skip
 
 
-def render(template: str, **values: Any) -> str:
+def render(template: str | Path, **values: Any) -> str:
+    """`template` (a name in bench/, or a path) with its `$name` placeholders filled."""
     return Template((HERE / template).read_text("utf-8")).substitute(values)
 
 

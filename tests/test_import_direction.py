@@ -193,3 +193,12 @@ def test_the_check_sees_a_test_module_import(tmp_path: Path) -> None:
         "engine/test_b.py:2 imports .test_c",
         "engine/test_b.py:6 imports .test_d",
     ]
+
+
+def test_the_ground_truth_does_not_import_what_it_measures() -> None:
+    """evals/ reads the facts of a transcript on its own: a ground truth that shared the
+    summarizers' parsers would score the extractor against itself."""
+    evals = ROOT.parent / "evals"
+    truth = [evals / "real_facts.py", evals / "next_step.py"]
+    assert all(path.exists() for path in truth)
+    assert [f"{p.name}:{line} {m}" for p in truth for line, m in _imports(p)] == []

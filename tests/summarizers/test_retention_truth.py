@@ -1,11 +1,11 @@
-"""The real-transcript benchmark's ground truth and matching rule (bench/real_facts.py)."""
+"""The real-transcript benchmark's ground truth and matching rule (evals/real_facts.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.next_step import asked
-from bench.real_facts import Fact, ground_truth, informative_lines, kept, key
+from evals.next_step import asked
+from evals.real_facts import Fact, ground_truth, informative_lines, kept, key
 
 
 def use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

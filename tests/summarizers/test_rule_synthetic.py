@@ -4,7 +4,7 @@ The real-transcript benchmark's held-out files have been looked at, so this is t
 a small generator (written for this test, in our own words) of sessions shaped like real agent
 runs — a Claude Code style session (`tool_use` / `tool_result` blocks, `is_error`, absolute
 paths, user corrections mid-way) and an OpenAI-shape one (`tool_calls`, `role: tool`, Codex
-style exit framing). The benchmark's mechanical ground truth (bench/real_facts.py) and its
+style exit framing). The benchmark's mechanical ground truth (evals/real_facts.py) and its
 one-line-per-tool-call baseline score them; pooled over the seeds, `rule` must keep at least
 as many facts as the baseline in every category.
 """
@@ -19,8 +19,8 @@ from typing import Any
 from app.services.summarize_context import to_messages
 from app.summarizers.rule import rule_summary
 from app.tokens.counter import TiktokenCounter
-from bench.quality import baseline_summary
-from bench.real_facts import CATEGORIES, ground_truth, kept
+from evals.quality import baseline_summary
+from evals.real_facts import CATEGORIES, ground_truth, kept
 
 Raw = list[dict[str, Any]]
 

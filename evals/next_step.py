@@ -2,7 +2,7 @@
 
 Each question below is asked of every transcript; its answer is read from the raw messages
 (never from a summary, never by the summarizer's code) and a summary answers it when the
-answer string appears in it, matched as bench/real_facts.py matches facts (normalized, first
+answer string appears in it, matched as evals/real_facts.py matches facts (normalized, first
 50 characters, on word boundaries; a failed command with a failure word on its line). A
 question a transcript gives no answer to (no failing command in a session without failures)
 is not asked of it.
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.real_facts import (
+from evals.real_facts import (
     Call,
     Fact,
     _file_key,

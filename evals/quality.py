@@ -6,7 +6,7 @@ is summarized at budget = its tokens / ratio by: `rule`; `rule-4-folds` (the sam
 incremental folds, as the service does); `hybrid` with a fake LLM answering one sentence (so
 its rule facts part carries the facts); `one-line`, one line per tool call (tool + target, or
 command + first error-looking line) cut to the budget; `trim-last`, LangChain
-`trim_messages(strategy="last")`. The ground truth (bench/real_facts.py) is mechanical and
+`trim_messages(strategy="last")`. The ground truth (evals/real_facts.py) is mechanical and
 independent of the summarizer. HELD_OUT files were not looked at while tuning.
 """
 
@@ -35,8 +35,8 @@ from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter
 from bench.harness import render
 from bench.harness import write as write_doc
-from bench.next_step import QUESTIONS, asked
-from bench.real_facts import CATEGORIES, LINE_CATEGORIES, ground_truth, kept
+from evals.next_step import QUESTIONS, asked
+from evals.real_facts import CATEGORIES, LINE_CATEGORIES, ground_truth, kept
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "real-transcripts"
 RATIOS = (20, 100)
@@ -343,7 +343,7 @@ def section(results: Results | None) -> str:
         return f"## Summary retention on real transcripts\n\n{body}\n"
     tuning = [f for f in results.files if f not in HELD_OUT]
     return render(
-        "quality.md.tmpl",
+        Path(__file__).with_name("quality.md.tmpl"),
         date=datetime.now(UTC).strftime("%Y-%m-%d"),
         files=len(results.files),
         tokens=sum(results.tokens.values()),
