@@ -110,7 +110,8 @@ class DriverReads(ContextReads, Protocol):
         ...
 
 
-# Called with the seq after which messages will be read (0, or the newest of a context served
+# Opens one read transaction (a snapshot of the session's rows) on the driver's connection;
+# called with the seq after which messages will be read (0, or the newest of a context served
 # before: a PostgreSQL snapshot reads only those). Explained contexts are read by the engine.
 DriverSnapshot = Callable[[int], AbstractAsyncContextManager[DriverReads]]
 
@@ -224,7 +225,8 @@ async def postgres_snapshot(
 
 
 def driver_snapshot(reader: ServedStateReader) -> DriverSnapshot | None:
-    """The driver snapshot on the served-state reader's connections, or None (the engine's path)."""
+    """Consistent reads of a context's rows on the served-state reader's own driver
+    connections (sqlite3 or asyncpg, one transaction each), or None: read through SQLAlchemy."""
     decoded = DecodedMessages()
     if isinstance(reader, SqliteServedStateReader):
         sqlite_reader = reader

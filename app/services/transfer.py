@@ -287,7 +287,7 @@ def _session_row(record: SessionRecord) -> dict[str, Any]:
 
 
 def _message_row(record: MessageRecord, index: int) -> dict[str, Any]:
-    """The stored row, through the checks an append makes (door, then shape)."""
+    """The stored row, through the checks an append makes (input types, then the shape)."""
     try:
         shaped = normalize_message(_POSTED.validate_python(record.posted()))
     except (ValidationError, InvalidMessage) as exc:
