@@ -140,13 +140,8 @@ async def read_scope(
         options["isolation_level"] = "REPEATABLE READ"
     async with factory() as session:
         await session.connection(execution_options=options)
-        try:
+        async with _committed(session):  # the commit ends the snapshot, keeping rows loaded
             yield session
-        except BaseException:
-            await session.rollback()
-            raise
-        else:
-            await session.commit()  # ends the snapshot; unlike rollback, keeps rows loaded
 
 
 @asynccontextmanager
@@ -213,14 +208,21 @@ def _write_gate(factory: async_sessionmaker[AsyncSession]) -> WriteGate | None:
 async def session_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
     """One unit of work: commit on success, roll back on any error."""
     gate = _write_gate(factory)
-    async with gate.held() if gate else contextlib.nullcontext(), factory() as session:
-        try:
-            yield session
-        except BaseException:
-            await session.rollback()
-            raise
-        else:
-            await session.commit()
+    held = gate.held() if gate else contextlib.nullcontext()
+    async with held, factory() as session, _committed(session):
+        yield session
+
+
+@asynccontextmanager
+async def _committed(session: AsyncSession) -> AsyncIterator[None]:
+    """Commit on success, roll back on any error (a cancellation included)."""
+    try:
+        yield
+    except BaseException:
+        await session.rollback()
+        raise
+    else:
+        await session.commit()
 
 
 def alembic_config(database_url: str) -> Any:
