@@ -47,6 +47,7 @@ from app.repositories.context_rows import driver_snapshot
 from app.repositories.served_state import open_served_state_reader
 from app.services.background_folds import BackgroundFolds
 from app.services.folds import SummarizerFactory
+from app.services.provider_counts import ProviderCounter
 from app.services.response_cache import ResponseCache
 from app.services.retention import RetentionSweeper
 from app.summarizers.factory import open_summarizer
@@ -206,6 +207,7 @@ def create_app(
         finally:
             await retention.close()
             await background_folds.close()
+            await provider_counter.aclose()
             await response_cache.reader.close()
             await engine.dispose()
 
@@ -228,6 +230,8 @@ def create_app(
     app.state.response_cache = response_cache
     background_folds = BackgroundFolds()
     app.state.background_folds = background_folds
+    provider_counter = ProviderCounter(settings)
+    app.state.provider_counter = provider_counter
 
     app.add_exception_handler(FoldwiseError, _foldwise_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

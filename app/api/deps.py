@@ -23,6 +23,7 @@ from app.repositories.context_rows import DriverSnapshot
 from app.schemas.sessions import SESSION_ID_PATTERN
 from app.services.context import ContextAssembler
 from app.services.folds import SummarizerFactory
+from app.services.provider_counts import ProviderCounter
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
@@ -35,6 +36,10 @@ async def get_app_settings(request: Request) -> Settings:
 
 async def get_registry(request: Request) -> ModelRegistry:
     return cast(ModelRegistry, request.app.state.registry)
+
+
+async def get_provider_counter(request: Request) -> ProviderCounter:
+    return cast(ProviderCounter, request.app.state.provider_counter)
 
 
 async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
@@ -76,6 +81,7 @@ async def get_session_id(session_id: str) -> str:
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 RegistryDep = Annotated[ModelRegistry, Depends(get_registry)]
+ProviderCounterDep = Annotated[ProviderCounter, Depends(get_provider_counter)]
 # scope="function": commit when the route returns, *before* the response is sent, so a
 # client that got 201 can read its write from any replica, and a failed commit is a
 # failed request (the default "request" scope would commit after sending).

@@ -47,6 +47,10 @@ class ContextSettings(BaseModel):
     # reach fold_target × budget folds instead (README, "Output shape and prompt caching").
     prune_target: float = Field(0.6, gt=0, le=1)
     prune_at_least: int = Field(1024, ge=0)
+    # Old media is a cheap tier: when pruning, images and documents older than the newest
+    # keep_media are replaced by a placeholder naming what was there and which message holds
+    # it (app/engine/media.py); like Anthropic's computer-use loop, the newest 3 by default.
+    keep_media: int = Field(3, ge=0, le=MAX_SQL_INT)
     # Anthropic `cache_control` breakpoints in `format=anthropic` contexts.
     cache_breakpoints: bool = True
 

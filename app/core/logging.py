@@ -44,6 +44,7 @@ _BARE = re.compile(r"[\w.:/@+\->{}]+")
 # Loggers (and their children) allowed WARNING and above only.
 QUIET_LOGGERS = (
     "anthropic",
+    "openai",
     "httpx",
     "httpx2",
     "httpcore",

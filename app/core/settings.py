@@ -38,6 +38,12 @@ class Settings(BaseSettings, ContextSettings):
     summary_input_tokens: int = Field(60_000, ge=1000)
     anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
+    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    # FOLDWISE_EXACT_COUNTS: POST /count-tokens asks the provider's own count endpoint
+    # (app/services/provider_counts.py; needs the key of the model's provider), and counts by
+    # its own rule when that fails.
+    exact_counts: bool = Field(False)
 
     # A fold lease not renewed for this long is abandoned (a crashed worker) and may be taken
     # over; the worker holding it renews it every third of this while its summarizer runs.

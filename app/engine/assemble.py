@@ -40,6 +40,7 @@ from app.engine.folds import (
     plan_fold_count,
     runway_tokens,
 )
+from app.engine.media import media_tokens
 from app.engine.prompt_cache import cumulative_tokens, place_breakpoints, prefix_chain
 from app.engine.prune import prune_history
 from app.engine.render import (
@@ -262,6 +263,7 @@ def _usage(request: AssemblyInput, budget: Budget, fixed: _Fixed, state: State) 
         tools_tokens=fixed.tools_tokens,
         summary_tokens=state.summary_tokens(),
         message_tokens=state.message_tokens(),
+        media_tokens=sum(media_tokens(m, state.counter) for m in state.sent()),
         estimated_tokens=estimated,
         total_tokens=calibrated(estimated, request.calibration_ratio),
         calibration_ratio=request.calibration_ratio,

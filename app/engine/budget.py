@@ -104,6 +104,12 @@ class UsageCounts:
     tools_tokens: int
     summary_tokens: int
     message_tokens: int
+    media_tokens: int = field(
+        metadata={
+            "description": "Of `message_tokens`, the images, documents and audio sent, as "
+            "their provider bills them (docs/media-counting.md)."
+        }
+    )
     estimated_tokens: int = field(metadata={"description": "Our raw estimate of what is sent."})
     total_tokens: int = field(
         metadata={"description": "The estimate × calibration ratio; ≤ budget."}

@@ -149,7 +149,7 @@ def count_newest(
     if pinned is not None:  # kept apart from the units, and maybe left out: no lower bound
         rewritable.add(pinned.seq - 1)
     protected = _protected_start(links, keep_recent, rewritable)
-    floor = lower_bound_counter(counter.encoding_name)
+    floor = lower_bound_counter(counter)
     floored: set[str] = set()
     cost, index = 0, len(counted)
     while index > protected or (index > 0 and cost <= limit):  # the sendable window
@@ -251,7 +251,8 @@ def _sendable(
         if cut is not None and cut.tokens < at_least:
             return floored, cut.tokens
     message = message.counted(counter.count_message(message))
-    cut = excerpted(message, counter)
+    # Its media may be old by the time the engine prunes it: the lowest cost assumes so.
+    cut = excerpted(message, counter, media=True)
     return message, message.tokens if cut is None else min(message.tokens, cut.tokens)
 
 

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from app.engine.budget import summary_share
 from app.engine.folds import fold_target_tokens, runway_tokens
+from app.engine.media import media_count, without_media
 from app.engine.state import State
 from app.engine.types import Message
 from app.engine.units import rebuild
@@ -141,17 +142,28 @@ def has_bulky_text(message: Message) -> bool:
     return any(len(text) > PRUNE_MIN_CHARS for _, text in text_slots(message))
 
 
-def excerpted(message: Message, counter: TokenCounter) -> Message | None:
-    """The message with its bulky texts excerpted (counted), or None when it has none."""
+def excerpted(message: Message, counter: TokenCounter, *, media: bool = False) -> Message | None:
+    """The message with its bulky texts excerpted and, with `media`, its media replaced by
+    placeholders (app/engine/media.py), counted; None when there is nothing to cut."""
     texts = {
         slot: excerpt(text) for slot, text in text_slots(message) if len(text) > PRUNE_MIN_CHARS
     }
-    return replace_slots(message, texts, counter) if texts else None
+    cut_media = media and media_count(message) > 0
+    if not texts and not cut_media:
+        return None
+    changed = replace_slots(message, texts, counter) if texts else message
+    if cut_media:
+        content = without_media(changed.content, counter, message.seq)
+        changed = rebuild(changed, counter, content, cast(Any, changed.tool_calls))
+    return changed
 
 
-def prune_message(message: Message, counter: TokenCounter) -> Message | None:
-    """The message with its bulky texts excerpted, or None when nothing bulky would shrink."""
-    pruned = excerpted(message, counter)
+def prune_message(
+    message: Message, counter: TokenCounter, *, media: bool = False
+) -> Message | None:
+    """The message with its bulky texts excerpted (and with `media`, its media replaced), or
+    None when nothing would shrink."""
+    pruned = excerpted(message, counter, media=media)
     return pruned if pruned is not None and pruned.tokens < message.tokens else None
 
 
@@ -170,6 +182,8 @@ def prune_history(state: State, limit: int) -> bool:
     there instead.
     At `prune_anchor_seq` (the newest message when the first context after the last fold was
     served) everything eligible is pruned: that request broke the cache anyway.
+    A pruned message's media are replaced too when at least `keep_media` media blocks follow
+    it at that step (the old-media tier, app/engine/media.py): also a function of the prefix.
     The pruned set is a function of the messages and the anchor alone (one pass, each message
     pruned at most once), so appending messages only ever adds to it. Between folds everything
     but the units is constant, so the replay sees the numbers the earlier requests saw.
@@ -182,6 +196,13 @@ def prune_history(state: State, limit: int) -> bool:
     pruned: dict[str, Message] = {}
     cursor, settled = 0, True
     appended = [0]  # appended[k]: tokens of messages[:k] as stored
+    media = [0]  # media[k]: media blocks in messages[:k]
+    for message in messages:
+        media.append(media[-1] + media_count(message))
+
+    def old_media(index: int, step: int) -> bool:
+        return media[step + 1] - media[index + 1] >= settings.keep_media
+
     anchor = state.request.prune_anchor_seq
     never = state.request.mode == "never"
     for step, message in enumerate(messages):
@@ -204,13 +225,14 @@ def prune_history(state: State, limit: int) -> bool:
         )
         if at_anchor:  # everything eligible, in the request that folded
             while cursor < step + 1 - settings.keep_recent:
-                running -= _prune_into(pruned, messages[cursor], state)
+                media_too = old_media(cursor, step)
+                running -= _prune_into(pruned, messages[cursor], state, media_too)
                 cursor += 1
         if running <= limit:
             continue
         eligible_end, freed = step + 1 - settings.keep_recent, 0
         while cursor < eligible_end and (running > target or freed < settings.prune_at_least):
-            saved = _prune_into(pruned, messages[cursor], state)
+            saved = _prune_into(pruned, messages[cursor], state, old_media(cursor, step))
             freed, running, cursor = freed + saved, running - saved, cursor + 1
         settled = settled and running <= acceptable
     if pruned:
@@ -218,12 +240,13 @@ def prune_history(state: State, limit: int) -> bool:
     return settled
 
 
-def _prune_into(pruned: dict[str, Message], message: Message, state: State) -> int:
-    """Prune `message` into `pruned` when it has bulky content; the tokens saved. A stand-in
-    is left as it is: its count is unknown, and it is on its way to being dropped."""
+def _prune_into(pruned: dict[str, Message], message: Message, state: State, media: bool) -> int:
+    """Prune `message` into `pruned` when it has bulky content (or old media, with `media`);
+    the tokens saved. A stand-in is left as it is: its count is unknown, and it is on its way
+    to being dropped."""
     if message.id in state.handed.stand_ins:
         return 0
-    cut = prune_message(message, state.counter)
+    cut = prune_message(message, state.counter, media=media)
     if cut is None:
         return 0
     pruned[message.id] = cut

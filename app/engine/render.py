@@ -346,6 +346,10 @@ def _openai(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
+# Media parts Chat Completions takes in a user message as they are stored.
+CHAT_MEDIA_PARTS = frozenset({"image_url", "input_audio", "file"})
+
+
 def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
     if all(b.get("type") == "text" for b in blocks):
         return "\n".join(str(b.get("text", "")) for b in blocks)
@@ -353,7 +357,7 @@ def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
     for block in blocks:
         kind = block.get("type")
         url = image_url(block) if kind == "image" else None
-        if kind == "image_url":
+        if kind in CHAT_MEDIA_PARTS:
             parts.append(dict(block))
         elif url:
             parts.append({"type": "image_url", "image_url": {"url": url}})

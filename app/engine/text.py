@@ -7,6 +7,7 @@ from typing import Any
 
 from app.core.content import Block, Content
 from app.engine.types import Message
+from app.tokens.media.blocks import MEDIA_BLOCK_TYPES, media_ref
 
 
 def block_text(block: Block) -> str:
@@ -20,6 +21,10 @@ def block_text(block: Block) -> str:
         return content_text(block.get("content", ""))
     if kind in ("image", "document"):
         return f"[{kind}]"
+    if kind in MEDIA_BLOCK_TYPES:  # never its base64: a reader (or a summarizer) sees a label
+        ref = media_ref(block)
+        kind = ref.kind if ref is not None else "file"
+        return f"[{'document' if kind in ('pdf', 'text') else kind}]"
     if kind == "reasoning":  # a Responses reasoning item: its readable summary, not the blob
         summary = block.get("summary")
         parts = summary if isinstance(summary, list) else []

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from app.core.deadline import check_deadline
+from app.engine.media import media_count, without_media
 from app.engine.prune import Slot, piece_of, replace_piece, replace_slots, text_slots
 from app.engine.types import Message
-from app.engine.units import body_tokens
+from app.engine.units import body_tokens, rebuild
 from app.tokens.base import TokenCounter
 
 
@@ -172,6 +174,11 @@ def truncate_message(message: Message, allowance: int, counter: TokenCounter) ->
     """
     if message.tokens <= allowance:
         return message
+    if media_count(message):  # its media go first, each for a one-line placeholder
+        content = without_media(message.content, counter, message.seq)
+        message = rebuild(message, counter, content, cast(Any, message.tool_calls))
+        if message.tokens <= allowance:
+            return message
     draft = _Draft(message, counter)
     slots = sorted(text_slots(message), key=lambda item: -len(item[1]))
     slots = [(slot, text) for slot, text in slots if len(text) > len(marker(1))]

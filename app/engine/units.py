@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from app.core.content import Block, Content
 from app.engine.types import Message
 from app.tokens.base import TokenCounter
+from app.tokens.media.blocks import has_media
 
 
 def body_tokens(message: Message, counter: TokenCounter) -> int:
@@ -31,6 +32,16 @@ def body_tokens(message: Message, counter: TokenCounter) -> int:
     for call in message.tool_calls or ():
         tokens += counter.count_text(json.dumps(call, ensure_ascii=False, sort_keys=True))
     return tokens
+
+
+def media_recounted(messages: Sequence[Message], counter: TokenCounter) -> tuple[Message, ...]:
+    """`messages`, those that carry media counted again by `counter`. Stored counts follow
+    the media rule of the session's model; a context for a model that bills media another way
+    counts them by its own rule (text is not counted again: calibration absorbs the small
+    differences between encodings)."""
+    return tuple(
+        m.counted(counter.count_message(m)) if has_media(m.content) else m for m in messages
+    )
 
 
 def rebuild(

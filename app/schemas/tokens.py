@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -27,14 +27,35 @@ class CountTokensRequest(BaseModel):
         return self
 
 
+class MediaRead(BaseModel):
+    """One image, document or audio block of the posted messages, as the provider bills it."""
+
+    path: str = Field(description="Where it is in the body, e.g. `messages[2].content[1]`.")
+    kind: str = Field(description="`image`, `document` or `audio`.")
+    label: str = Field(description="What it is, e.g. `PNG image 1920×1080`, `PDF, 12 pages`.")
+    tokens: int
+    exact: bool = Field(description="Counted by the provider's published rule exactly.")
+
+
 class CountTokensResponse(BaseModel):
     tokens: int
     encoding: str
-    exact: bool
+    exact: bool = Field(
+        description="True only where the tokenizer and every media rule are the provider's own."
+    )
     model: str = Field(description="The model id asked for (or the default), as given.")
+    media: list[MediaRead] = Field(default_factory=list)
+    media_rule: str = Field(
+        description="How the model's generation bills media (docs/media-counting.md)."
+    )
+    counted_by: Literal["rules", "provider"] = Field(
+        "rules",
+        description="`provider`: the provider's count endpoint answered (FOLDWISE_EXACT_COUNTS).",
+    )
     warnings: list[str] = Field(
         default_factory=list,
-        description="E.g. a model not in the registry, counted with its family's rules.",
+        description="E.g. a model not in the registry, counted with its family's rules; an "
+        "image given by URL, counted by a default size.",
     )
 
 
@@ -47,6 +68,7 @@ class ModelRead(BaseModel):
     max_output_tokens: int
     encoding: str
     exact: bool
+    media: str = Field(description="How the model bills images, PDFs and audio: a rule name.")
     retires: str | None = Field(
         description="Announced shutdown date (YYYY-MM-DD) of a deprecated model, else null."
     )

@@ -60,13 +60,14 @@ async def report_usage(
         unserved = body.unserved
         counter = counter_for(registry.get(model))
         # CPU work off the loop: the unserved part may be a long input.
-        estimated += await asyncio.to_thread(
+        counted = await asyncio.to_thread(
             count_posted,
             counter,
             text=unserved.system,
             messages=unserved.messages,
             tools=unserved.tools,
         )
+        estimated += counted.tokens
     if estimated <= 0:
         raise NoContextServed(
             f"no context was served for model {model!r} in this session yet: "

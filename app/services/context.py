@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.context_settings import ContextSettings, resolve_settings
 from app.core.db import read_scope, session_scope
+from app.core.errors import UnknownModel
 from app.core.logging import get_logger, log_event
 from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
@@ -37,7 +38,7 @@ from app.engine.calibration import Calibration
 from app.engine.render import Format
 from app.engine.state import PlanMode
 from app.engine.types import Message
-from app.engine.units import first_user_message, is_empty
+from app.engine.units import first_user_message, is_empty, media_recounted
 from app.models import Session
 from app.repositories.context import (
     MAX_PINNED_PAGE,
@@ -371,8 +372,12 @@ class ContextAssembler:
         """The engine's context for `snapshot`. Its CPU work (counting, pruning, truncating)
         runs in a thread: a heavy context must not stall /healthz and every other request. A
         small one runs on the loop, where it costs less than the hop to a thread and back."""
+        counter = counter_for(info)
+        messages = snapshot.messages
+        if counter.media_rule.name != self._stored_media_rule(snapshot.session_model):
+            messages = media_recounted(messages, counter)
         request = AssemblyInput(
-            messages=snapshot.messages,
+            messages=messages,
             context_window=info.context_window,
             settings=snapshot.context_settings,
             system_prompt=snapshot.system_prompt,
@@ -390,9 +395,9 @@ class ContextAssembler:
             messages=len(snapshot.messages), model=info.name,
         ) as record:  # fmt: skip
             if _small(snapshot):
-                result = assemble(request, counter_for(info))
+                result = assemble(request, counter)
             else:
-                result = await asyncio.to_thread(assemble, request, counter_for(info))
+                result = await asyncio.to_thread(assemble, request, counter)
             usage = result.usage
             record(
                 budget=usage.budget, total_tokens=usage.total_tokens,
@@ -400,6 +405,13 @@ class ContextAssembler:
                 fold_planned=result.fold_plan is not None,
             )  # fmt: skip
             return result
+
+    def _stored_media_rule(self, session_model: str) -> str:
+        """The media rule the stored counts were made with (app/services/messages.py)."""
+        try:
+            return self.registry.get(session_model).media
+        except UnknownModel:  # the registry changed since: appends count with the default
+            return self.registry.get(self.settings.default_model).media
 
     async def _fold_ahead(
         self,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.core.content import Content
+from app.tokens.media import MediaCount
 
 
 class MessageFields(Protocol):
@@ -53,4 +54,8 @@ class TokenCounter(Protocol):
 
     def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
         """Tokens of tool definitions as sent."""
+        ...
+
+    def count_media(self, block: Mapping[str, Any]) -> MediaCount | None:
+        """An image, document or audio block as its provider bills it; None if not media."""
         ...

@@ -9,19 +9,20 @@ named constants below; for Claude models the whole count is an estimate that cal
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 import tiktoken
 
 from app.core.content import Content
+from app.core.lru import TextKeyedLRU
 from app.tokens.base import MessageFields
 from app.tokens.encodings import get_encoding
+from app.tokens.media import MEDIA_BLOCK_TYPES, MediaCount, MediaRule, count_media, media_rules
 from app.tokens.registry import ModelInfo
 
 # OpenAI cookbook ("How to count tokens with tiktoken", gpt-3.5-turbo-0613 and later):
@@ -32,9 +33,9 @@ TOKENS_PER_NAME = 1
 # A content block is wrapped in a few tokens of markup by the provider's prompt renderer
 # (type marker and delimiters); 3 is the same framing cost as a message and an estimate.
 TOKENS_PER_BLOCK = 3
-# Anthropic's vision docs: tokens ≈ width × height / 750, so a typical 1092×1092 image
-# costs about 1,590 tokens; rounded up so images are never under-counted.
-IMAGE_TOKENS = 1600
+# The media rule of a counter made for an encoding alone (tests, warm-up); a model's counter
+# has its own (`counter_for`).
+DEFAULT_MEDIA_RULE = "claude-standard"
 # Each OpenAI tool call carries an id, a type and framing around name and arguments.
 TOKENS_PER_TOOL_CALL = 3
 # Each tool definition is rendered with a header and separators around its JSON schema.
@@ -62,15 +63,15 @@ def _json(value: Any) -> str:
 
 
 class TiktokenCounter:
-    """Counts with one tiktoken encoding; implements the `TokenCounter` Protocol."""
+    """Counts with one tiktoken encoding, and media by one provider rule (app/tokens/media);
+    implements the `TokenCounter` Protocol."""
 
-    def __init__(self, encoding: tiktoken.Encoding) -> None:
+    def __init__(self, encoding: tiktoken.Encoding, media: MediaRule | None = None) -> None:
         self._encoding = encoding
+        self._media = media or media_rules()[DEFAULT_MEDIA_RULE]
         self._encode = encoding.encode_ordinary
-        self._long_counts: OrderedDict[str, int] = OrderedDict()
-        self._long_chars = 0
-        # Counters are shared per encoding and used from threadpool routes too.
-        self._cache_lock = threading.Lock()
+        # Shared by the counters of an encoding (`with_media`), and used from threads too.
+        self._long_counts: TextKeyedLRU[str, int] = TextKeyedLRU(CACHE_MAX_CHARS)
         # Roles and names repeat in every message: count each distinct one once.
         self._short_counts: dict[str, int] = {}
 
@@ -78,22 +79,23 @@ class TiktokenCounter:
     def encoding_name(self) -> str:
         return self._encoding.name
 
+    @property
+    def media_rule(self) -> MediaRule:
+        return self._media
+
+    def with_media(self, media: MediaRule) -> Self:
+        """This counter with another media rule, sharing its text-count caches."""
+        other = copy.copy(self)
+        other._media = media
+        return other
+
     def count_text(self, text: str) -> int:
         if len(text) < CACHE_MIN_CHARS:
             return len(self._encode(text)) if text else 0
-        with self._cache_lock:
-            count = self._long_counts.get(text)
-            if count is not None:
-                self._long_counts.move_to_end(text)
-                return count
-        count = self._encoded_length(text)  # outside the lock: tiktoken releases the GIL
-        with self._cache_lock:
-            if text not in self._long_counts:
-                self._long_counts[text] = count
-                self._long_chars += len(text)
-            while self._long_chars > CACHE_MAX_CHARS:
-                evicted, _ = self._long_counts.popitem(last=False)
-                self._long_chars -= len(evicted)
+        count = self._long_counts.get(text)
+        if count is None:
+            count = self._encoded_length(text)  # outside the lock: tiktoken releases the GIL
+            self._long_counts.put(text, count, len(text))
         return count
 
     def _encoded_length(self, text: str) -> int:
@@ -106,9 +108,7 @@ class TiktokenCounter:
 
     def clear_cache(self) -> None:
         """Forget remembered counts (benchmarks measure cold counting with it)."""
-        with self._cache_lock:
-            self._long_counts.clear()
-            self._long_chars = 0
+        self._long_counts.clear()
 
     def count_content(self, content: Content) -> int:
         """Tokens of a message body (string or blocks), including per-block overhead."""
@@ -129,8 +129,8 @@ class TiktokenCounter:
         elif kind == "tool_result":
             nested = block.get("content", "")
             body = self.count_content(nested) if isinstance(nested, str | list) else 0
-        elif kind == "image":
-            body = self.count_image(block)
+        elif kind in MEDIA_BLOCK_TYPES and (media := self.count_media(block)) is not None:
+            body = media.tokens
         else:
             body = self.count_text(_json(block))
         return TOKENS_PER_BLOCK + body
@@ -144,9 +144,10 @@ class TiktokenCounter:
                 self._short_counts[text] = count
         return count
 
-    def count_image(self, block: Mapping[str, Any]) -> int:
-        """Tokens of an image block's body: a flat estimate whatever its size (IMAGE_TOKENS)."""
-        return IMAGE_TOKENS
+    def count_media(self, block: Mapping[str, Any]) -> MediaCount | None:
+        """An image, document or audio block counted as the provider bills it (None when the
+        block is not media)."""
+        return count_media(block, self._media, self.count_text)
 
     def count_message(self, message: MessageFields) -> int:
         """Tokens of one message: content + framing + role/name + tool traffic.
@@ -200,6 +201,12 @@ def counter_for_encoding(encoding_name: str) -> TiktokenCounter:
     return TiktokenCounter(get_encoding(encoding_name))
 
 
+@functools.cache
+def _counter(encoding_name: str, media_rule: str) -> TiktokenCounter:
+    return counter_for_encoding(encoding_name).with_media(media_rules()[media_rule])
+
+
 def counter_for(model: ModelInfo) -> TiktokenCounter:
-    """The shared counter for `model`'s encoding (one per encoding per process)."""
-    return counter_for_encoding(model.encoding)
+    """The shared counter for `model`'s encoding and media rule (the text caches are one per
+    encoding per process)."""
+    return _counter(model.encoding, model.media)

@@ -43,9 +43,13 @@ class LowerBoundCounter(TiktokenCounter):
 
 
 @functools.cache
-def lower_bound_counter(encoding_name: str) -> LowerBoundCounter:
-    """The shared floor of `counter_for_encoding(encoding_name)`."""
+def _floor(encoding_name: str) -> LowerBoundCounter:
     return LowerBoundCounter(get_encoding(encoding_name))
+
+
+def lower_bound_counter(counter: TiktokenCounter) -> LowerBoundCounter:
+    """The floor of `counter`: its encoding and media rule, texts counted by their words."""
+    return _floor(counter.encoding_name).with_media(counter.media_rule)
 
 
 __all__ = ["LowerBoundCounter", "fewest_tokens", "lower_bound_counter"]

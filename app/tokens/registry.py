@@ -34,6 +34,7 @@ from typing import Any, Literal, cast
 from app.core.errors import UnknownModel
 from app.core.settings import Settings
 from app.tokens.encodings import ENCODING_NAMES
+from app.tokens.media.rules import media_rules
 
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai")
@@ -45,7 +46,11 @@ _FIELDS = (
     "encoding",
     "exact",
     "retires",
+    "media",
 )
+# The media rule of an entry that names none (a model added by configuration): the costliest
+# of its provider's generations, so its media are never under-counted.
+DEFAULT_MEDIA = {"anthropic": "claude-high-res", "openai": "openai-tiles-4o"}
 # What may follow an entry's name in the id of one of its snapshots: a date (20250929,
 # 2024-07-18), a four-digit version (gpt-4-0613), `latest`, or anything after `@` or `:`.
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}|latest)\Z|[@:].*\Z", re.DOTALL)
@@ -72,6 +77,9 @@ class ModelInfo:
     """True only where `encoding` is the model's own tokenizer (OpenAI); Claude is estimated."""
     retires: str | None = None
     """The announced shutdown date (ISO) of a deprecated model."""
+    media: str = "claude-standard"
+    """How the model's provider and generation bill images, PDFs and audio: a rule of
+    app/data/media_rules.json (app/tokens/media/rules.py)."""
     warning: str | None = None
     """Set when the id is not in the registry and its family's rules count it."""
 
@@ -216,8 +224,14 @@ def _model_info(entry: dict[str, Any]) -> ModelInfo:
     retires = entry.get("retires")
     if retires is not None and not (isinstance(retires, str) and _DATE.fullmatch(retires)):
         raise ModelRegistryError(f"model {name!r}: retires must be a date (YYYY-MM-DD) or null")
+    media = entry.get("media", DEFAULT_MEDIA[provider])
+    if media not in media_rules():
+        raise ModelRegistryError(
+            f"model {name!r}: media must be one of {sorted(media_rules())} (media_rules.json)"
+        )
     return ModelInfo(
         name=name,
+        media=media,
         provider=cast(Provider, provider),
         context_window=entry["context_window"],
         max_output_tokens=entry["max_output_tokens"],

@@ -20,6 +20,9 @@ class TestCountTokens:
             "encoding": info.encoding,
             "exact": info.exact,
             "model": "claude-sonnet-4-6",
+            "media": [],
+            "media_rule": "claude-standard",
+            "counted_by": "rules",
             "warnings": [],
         }
 
@@ -107,7 +110,7 @@ class TestModels:
         for model in models:
             assert set(model) == {
                 "name", "provider", "context_window", "max_output_tokens", "encoding", "exact",
-                "retires", "deprecated",
+                "media", "retires", "deprecated",
             }  # fmt: skip
             assert model["context_window"] >= model["max_output_tokens"] > 0
             assert model["deprecated"] is (model["retires"] is not None)

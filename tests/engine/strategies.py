@@ -17,6 +17,7 @@ from app.engine.text import block_text
 from app.engine.types import Message
 from app.engine.units import body_tokens
 from app.tokens.base import MessageFields
+from app.tokens.media import MEDIA_BLOCK_TYPES, MediaCount
 
 FAKE_MESSAGE_OVERHEAD = 4
 
@@ -40,6 +41,13 @@ class _Whole:
 
     def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
         return self.count_text(json.dumps(list(tools), ensure_ascii=False))
+
+    def count_media(self, block: Mapping[str, Any]) -> MediaCount | None:
+        """A media block as the text a reader sees of it (`[image]`), labelled by its type."""
+        kind = block.get("type")
+        if kind not in MEDIA_BLOCK_TYPES:
+            return None
+        return MediaCount(self.count_text(block_text(dict(block))), False, "image", str(kind))
 
 
 @dataclass(frozen=True)

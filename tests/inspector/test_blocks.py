@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.tokens.counter import IMAGE_TOKENS
+from app.tokens.counter import TOKENS_PER_BLOCK
 from tests.inspector.conftest import BLOCKS, KEY_A, LONG_TEXTS
 from tests.inspector.pages import LOADED, api, open_session
 from tests.support.servers import Server
@@ -63,7 +63,8 @@ def test_every_block_is_visible_for_what_it_is(page: Any, server: Server) -> Non
     image = first.locator("[data-block=image]")
     image.locator(".tokens", has_text="≈").wait_for()
     assert f"≈{block_tokens(server, stored[1]['content'][1]):,} tokens" in image.inner_text()
-    assert block_tokens(server, stored[1]["content"][1]) > IMAGE_TOKENS  # the flat estimate, framed
+    # A 1×1 PNG: one token by its pixels (Claude's width × height / 750), not by its bytes.
+    assert block_tokens(server, stored[1]["content"][1]) == TOKENS_PER_BLOCK + 1
     assert "image/png" in image.inner_text()
     document = first.locator("[data-block=document]")
     document.locator(".tokens", has_text="≈").wait_for()

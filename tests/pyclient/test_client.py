@@ -222,6 +222,9 @@ async def test_stateless_routes(fw: AsyncView) -> None:
         "encoding": "o200k_base",
         "exact": True,
         "model": "gpt-4o",
+        "media": [],
+        "media_rule": "openai-tiles-4o",
+        "counted_by": "rules",
         "warnings": [],
     }
     messages = [{"role": "user", "content": "How many tokens is this?"}]

@@ -40,6 +40,7 @@ SCHEMAS = {
     "SummaryHistoryPage": "SummaryHistoryPage",
     "SummaryState": "SummaryState",
     "TokenCount": "CountTokensResponse",
+    "MediaCount": "MediaRead",
     "UsageReportResult": "UsageReportResponse",
 }
 # Responses the client reads as something else than a TypedDict: errors become exceptions,

@@ -20,6 +20,8 @@ def make_settings(db_url: str, **overrides: Any) -> Settings:
         "cors_origins": [],
         "anthropic_api_key": None,
         "anthropic_base_url": None,
+        "openai_api_key": None,
+        "openai_base_url": None,
         "models_file": None,
         # Folds as the budget needs them, waited for by the request that needs them: the
         # semantics most tests check; tests of folds ahead of need set their own.

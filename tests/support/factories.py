@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 
 
-def user(text: str, **extra: Any) -> dict[str, Any]:
-    return {"role": "user", "content": text, **extra}
+def user(content: str | list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"role": "user", "content": content, **extra}
 
 
 def assistant(text: str, **extra: Any) -> dict[str, Any]:

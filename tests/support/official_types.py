@@ -14,20 +14,20 @@ _ITEMS = TypeAdapter(list[ResponseInputItemParam])
 _FUNCTION_TOOL = TypeAdapter(FunctionToolParam)
 
 
-def _consumed(value: Any) -> Any:
+def consumed(value: Any) -> Any:
     """pydantic validates an `Iterable[...]` field lazily: reading it is what validates it."""
     if isinstance(value, Mapping):
-        return {key: _consumed(item) for key, item in value.items()}
+        return {key: consumed(item) for key, item in value.items()}
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         return value
-    return [_consumed(item) for item in value]
+    return [consumed(item) for item in value]
 
 
 def assert_official_items(items: Sequence[Mapping[str, Any]]) -> None:
     """Raises pydantic's ValidationError naming the first item the types refuse."""
-    _consumed(_ITEMS.validate_python(list(items)))
+    consumed(_ITEMS.validate_python(list(items)))
 
 
 def assert_official_function_tools(tools: Sequence[Mapping[str, Any]]) -> None:
     for tool in tools:
-        _consumed(_FUNCTION_TOOL.validate_python(tool))
+        consumed(_FUNCTION_TOOL.validate_python(tool))

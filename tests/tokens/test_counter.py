@@ -14,7 +14,6 @@ from app.core.settings import Settings
 from app.tokens.base import BareMessage, TokenCounter
 from app.tokens.counter import (
     CACHE_MIN_CHARS,
-    IMAGE_TOKENS,
     TOKENS_PER_BLOCK,
     TOKENS_PER_MESSAGE,
     TOKENS_PER_NAME,
@@ -25,7 +24,9 @@ from app.tokens.counter import (
     counter_for_encoding,
 )
 from app.tokens.encodings import get_encoding
+from app.tokens.media import media_rules
 from app.tokens.registry import load_registry
+from tests.support.media import png
 
 ENC = get_encoding("cl100k_base")
 COUNTER = counter_for_encoding("cl100k_base")
@@ -71,14 +72,14 @@ class TestText:
         blocks: list[dict[str, Any]] = [
             {"type": "text", "text": "Reading the file."},
             {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": tool_input},
-            {"type": "image", "source": {"type": "base64", "data": "A" * 10_000}},
+            {"type": "image", "source": {"type": "base64", "data": png(800, 600)}},
         ]
         expected = (
             3 * TOKENS_PER_BLOCK
             + raw("Reading the file.")
             + raw("read_file")
             + raw(compact(tool_input))
-            + IMAGE_TOKENS
+            + 640  # 800 × 600 / 750: the image by its pixels (tests/tokens/test_media.py)
         )
         assert COUNTER.count_content(blocks) == expected
 
@@ -190,12 +191,16 @@ class TestCounterFor:
             ("gpt-4o", "gpt-4", False),
         ],
     )
-    def test_one_counter_per_encoding(self, first: str, second: str, shared: bool) -> None:
+    def test_text_counts_shared_per_encoding(self, first: str, second: str, shared: bool) -> None:
+        """A counter per encoding and media rule; the remembered text counts are one per
+        encoding, whatever the media rule."""
         registry = load_registry(Settings())
         a, b = counter_for(registry.get(first)), counter_for(registry.get(second))
-        assert (a is b) is shared
+        assert (a._long_counts is b._long_counts) is shared
         assert isinstance(a, TiktokenCounter)
         assert a.encoding_name == registry.get(first).encoding
+        assert a.media_rule.name == registry.get(first).media
+        assert counter_for(registry.get(first)) is a
 
 
 class TestLongTextCache:
@@ -212,14 +217,27 @@ class TestLongTextCache:
         counter = TiktokenCounter(ENC)
         counts = [counter.count_text(t) for t in texts]
         assert list(counter._long_counts) == texts[-3:]
-        assert counter._long_chars == 3 * len(texts[0])
+        assert counter._long_counts.chars == 3 * len(texts[0])
         assert [counter.count_text(t) for t in texts] == counts
+
+    def test_counters_of_one_encoding_share_one_bound(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Counters that differ only by media rule remember text in one cache, one bound."""
+        texts = [f"{i:02d} " + "word " * CACHE_MIN_CHARS for i in range(10)]
+        monkeypatch.setattr("app.tokens.counter.CACHE_MAX_CHARS", 3 * len(texts[0]))
+        claude = TiktokenCounter(ENC)
+        openai = claude.with_media(media_rules()["openai-tiles-4o"])
+        for i, text in enumerate(texts):
+            (claude if i % 2 else openai).count_text(text)
+        assert claude._long_counts is openai._long_counts
+        assert list(openai._long_counts) == texts[-3:]
 
     def test_clear_cache_forgets_counts(self) -> None:
         counter = TiktokenCounter(ENC)
         counter.count_text("x" * CACHE_MIN_CHARS)
         counter.clear_cache()
-        assert not counter._long_counts and counter._long_chars == 0
+        assert not counter._long_counts and counter._long_counts.chars == 0
 
     def test_threads_share_the_cache_safely(self, monkeypatch: pytest.MonkeyPatch) -> None:
         texts = [f"{i:02d} " + "token " * CACHE_MIN_CHARS for i in range(12)]
@@ -229,4 +247,4 @@ class TestLongTextCache:
         with ThreadPoolExecutor(max_workers=4) as pool:  # constant eviction under contention
             rounds = list(pool.map(lambda _: [counter.count_text(t) for t in texts], range(8)))
         assert all(counts == expected for counts in rounds)
-        assert counter._long_chars == sum(len(t) for t in counter._long_counts)
+        assert counter._long_counts.chars == sum(len(t) for t in counter._long_counts)

@@ -40,7 +40,7 @@ def test_a_message_floor_is_under_its_count(encoding: str, texts: list[str], rol
         BareMessage(role, blocks),
         BareMessage("assistant", None, tool_calls=[call]),
     ):
-        floor = lower_bound_counter(encoding).count_message(message)
+        floor = lower_bound_counter(counter_for_encoding(encoding)).count_message(message)
         assert floor <= counter_for_encoding(encoding).count_message(message)
 
 

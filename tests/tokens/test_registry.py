@@ -168,7 +168,7 @@ class TestOverrides:
         )
         registry = _registry(inline)
         assert registry.get("local-llama") == ModelInfo(
-            "local-llama", "openai", 32_000, 4_000, "cl100k_base", False
+            "local-llama", "openai", 32_000, 4_000, "cl100k_base", False, media="openai-tiles-4o"
         )
         sonnet = registry.get("claude-sonnet-4-5-20250929")
         assert (sonnet.context_window, sonnet.max_output_tokens) == (1_000_000, 64_000)

@@ -181,7 +181,8 @@ export interface paths {
         put?: never;
         /**
          * Count Tokens
-         * @description Tokens of `text`, or of `messages` (+ `tools`) with per-message overhead, for `model`.
+         * @description Tokens of `text`, or of `messages` (+ `tools`) with per-message overhead, for `model`;
+         *     with FOLDWISE_EXACT_COUNTS, `messages` as the provider's count endpoint counts them.
          */
         post: operations["count_tokens_count_tokens_post"];
         delete?: never;
@@ -455,6 +456,8 @@ export interface components {
             prune_target?: number | null;
             /** Prune At Least */
             prune_at_least?: number | null;
+            /** Keep Media */
+            keep_media?: number | null;
             /** Cache Breakpoints */
             cache_breakpoints?: boolean | null;
             /** Messages */
@@ -623,6 +626,11 @@ export interface components {
             /** Message Tokens */
             message_tokens: number;
             /**
+             * Media Tokens
+             * @description Of `message_tokens`, the images, documents and audio sent, as their provider bills them (docs/media-counting.md).
+             */
+            media_tokens: number;
+            /**
              * Estimated Tokens
              * @description Our raw estimate of what is sent.
              */
@@ -663,16 +671,33 @@ export interface components {
             tokens: number;
             /** Encoding */
             encoding: string;
-            /** Exact */
+            /**
+             * Exact
+             * @description True only where the tokenizer and every media rule are the provider's own.
+             */
             exact: boolean;
             /**
              * Model
              * @description The model id asked for (or the default), as given.
              */
             model: string;
+            /** Media */
+            media?: components["schemas"]["MediaRead"][];
+            /**
+             * Media Rule
+             * @description How the model's generation bills media (docs/media-counting.md).
+             */
+            media_rule: string;
+            /**
+             * Counted By
+             * @description `provider`: the provider's count endpoint answered (FOLDWISE_EXACT_COUNTS).
+             * @default rules
+             * @enum {string}
+             */
+            counted_by: "rules" | "provider";
             /**
              * Warnings
-             * @description E.g. a model not in the registry, counted with its family's rules.
+             * @description E.g. a model not in the registry, counted with its family's rules; an image given by URL, counted by a default size.
              */
             warnings?: string[];
         };
@@ -730,6 +755,34 @@ export interface components {
             status: "included" | "pruned" | "truncated" | "summarized" | "dropped" | "synthetic";
             /** Tokens */
             tokens: number;
+        };
+        /**
+         * MediaRead
+         * @description One image, document or audio block of the posted messages, as the provider bills it.
+         */
+        MediaRead: {
+            /**
+             * Path
+             * @description Where it is in the body, e.g. `messages[2].content[1]`.
+             */
+            path: string;
+            /**
+             * Kind
+             * @description `image`, `document` or `audio`.
+             */
+            kind: string;
+            /**
+             * Label
+             * @description What it is, e.g. `PNG image 1920×1080`, `PDF, 12 pages`.
+             */
+            label: string;
+            /** Tokens */
+            tokens: number;
+            /**
+             * Exact
+             * @description Counted by the provider's published rule exactly.
+             */
+            exact: boolean;
         };
         /** MessagePage */
         MessagePage: {
@@ -807,6 +860,11 @@ export interface components {
             encoding: string;
             /** Exact */
             exact: boolean;
+            /**
+             * Media
+             * @description How the model bills images, PDFs and audio: a rule name.
+             */
+            media: string;
             /**
              * Retires
              * @description Announced shutdown date (YYYY-MM-DD) of a deprecated model, else null.
@@ -976,6 +1034,8 @@ export interface components {
             prune_target?: number | null;
             /** Prune At Least */
             prune_at_least?: number | null;
+            /** Keep Media */
+            keep_media?: number | null;
             /** Cache Breakpoints */
             cache_breakpoints?: boolean | null;
             /**
@@ -2371,6 +2431,7 @@ export interface operations {
                 fold_target?: number | null;
                 prune_target?: number | null;
                 prune_at_least?: number | null;
+                keep_media?: number | null;
                 cache_breakpoints?: boolean | null;
                 model?: string | null;
                 max_tokens?: number | null;

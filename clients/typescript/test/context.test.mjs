@@ -176,7 +176,16 @@ describe('stateless routes', () => {
   it('counts tokens and lists models', async () => {
     const foldwise = client();
     const text = await foldwise.countTokens({ text: 'hello', model: 'gpt-4o' });
-    assert.deepEqual(text, { tokens: 1, encoding: 'o200k_base', exact: true, model: 'gpt-4o', warnings: [] });
+    assert.deepEqual(text, {
+      tokens: 1,
+      encoding: 'o200k_base',
+      exact: true,
+      model: 'gpt-4o',
+      media: [],
+      media_rule: 'openai-tiles-4o',
+      counted_by: 'rules',
+      warnings: [],
+    });
     const messages = await foldwise.countTokens({
       model: 'gpt-4o',
       messages: [{ role: 'user', content: 'hello' }],

@@ -29,6 +29,7 @@ class ContextSettings(TypedDict, total=False):
     fold_target: float
     prune_target: float
     prune_at_least: int
+    keep_media: int
     cache_breakpoints: bool
 
 
@@ -148,6 +149,7 @@ class ContextUsage(TypedDict, total=False):
     tools_tokens: int
     summary_tokens: int
     message_tokens: int
+    media_tokens: int  # of message_tokens: images, documents and audio, as their provider bills
     estimated_tokens: int
     total_tokens: int
     calibration: Calibration
@@ -208,11 +210,24 @@ class UsageReportResult(TypedDict):
     calibration: Calibration
 
 
+class MediaCount(TypedDict):
+    """One image, document or audio block of a count, as its provider bills it."""
+
+    path: str  # where it is in the body: "messages[2].content[1]"
+    kind: str  # "image", "document" or "audio"
+    label: str  # "PNG image 1920×1080", "PDF, 12 pages"
+    tokens: int
+    exact: bool
+
+
 class TokenCount(TypedDict):
     tokens: int
     encoding: str
-    exact: bool
+    exact: bool  # only where the tokenizer and every media rule are the provider's own
     model: str
+    media: list[MediaCount]
+    media_rule: str  # how the model bills media (the server's docs/media-counting.md)
+    counted_by: Literal["rules", "provider"]  # "provider": FOLDWISE_EXACT_COUNTS answered
     warnings: list[str]  # e.g. a model not in the registry, counted by its family's rules
 
 
@@ -233,5 +248,6 @@ class ModelInfo(TypedDict):
     max_output_tokens: int
     encoding: str
     exact: bool
+    media: str  # how the model bills images, PDFs and audio: a rule name
     retires: str | None  # announced shutdown date (YYYY-MM-DD) of a deprecated model
     deprecated: bool
