@@ -30,6 +30,7 @@ from app.engine.budget import (
     estimate_limit,
     summary_share,
 )
+from app.engine.compaction import compaction_floor, from_compaction, opaque_at, window_start
 from app.engine.fit import fit_to_limit
 from app.engine.folds import (
     FoldPlan,
@@ -41,6 +42,7 @@ from app.engine.folds import (
     runway_tokens,
 )
 from app.engine.media import media_tokens
+from app.engine.parts import format_warnings
 from app.engine.prompt_cache import cumulative_tokens, place_breakpoints, prefix_chain
 from app.engine.prune import prune_history
 from app.engine.render import (
@@ -69,6 +71,10 @@ __all__ = ["AssemblyInput", "AssemblyResult", "ExplainEntry", "Mode", "assemble"
 # continuation; seq 0), listed first, in output order.
 ExplainStatus = Literal[Status, "synthetic"]
 SENT: frozenset[str] = frozenset({"included", "pruned", "truncated"})
+OPAQUE_FLOOR_WARNING = (
+    "this context starts at a Responses compaction item, which Foldwise cannot read: older "
+    "turns after it were left out instead of folded (compact again, or serve another format)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +146,7 @@ def assemble(
         tools=request.tools,
     )
     check(rendered, request.format)
+    state.warnings += format_warnings(state.sent(), request.format)
     usage = _usage(request, budget, fixed, state)
     explain = _explain(ordered, state, request.summary_through_seq, not_sent)
     return _result(request, rendered, fixed, usage, state, explain, plan)
@@ -178,6 +185,7 @@ def _initial_state(
     settings = request.settings
     pinned = first_user_message(ordered) if settings.pin_first_message else None
     live = [m for m in ordered if m.seq > request.summary_through_seq and m is not pinned]
+    pinned, live, folds, compacted = _from_compaction(request, pinned, live, counter)
     if request.format != "raw":
         live = [as_user_note(m, counter) for m in live]
     # A call is pending only when nothing follows it: not when the pinned first user message
@@ -192,14 +200,38 @@ def _initial_state(
         pinned=pinned,
         summary=request.summary,
         handed=handed,
+        folds=folds,
     )
     for message_id in grouping.repaired:
         state.status[message_id] = "pruned"
+    state.status.update(dict.fromkeys(compacted, "compacted"))
     state.warnings += [f"message {i} not sent: {why}" for i, why in grouping.dropped.items()]
     share = summary_share(limit, settings)
     if request.summary and counter.count_text(request.summary) > share:
         state.warnings.append("summary is over its share of the budget")
     return state, list(grouping.units), grouping.dropped
+
+
+def _from_compaction(
+    request: AssemblyInput, pinned: Message | None, live: list[Message], counter: TokenCounter
+) -> tuple[Message | None, list[Message], bool, list[str]]:
+    """The context from the latest provider compaction its format honours (compaction.py):
+    the pinned message and live messages from there on, whether Foldwise may fold (not past
+    an opaque compaction, which it then holds first, as it holds the pinned message), and
+    the ids of the messages the compaction stands for."""
+    merged = sorted([*live, pinned] if pinned is not None else live, key=lambda m: m.seq)
+    floor = compaction_floor(merged, request.format)
+    if floor is None:
+        return pinned, live, True, []
+    start = from_compaction(merged[floor], request.format, counter)
+    opaque = opaque_at(start, request.format)
+    first = window_start(merged, floor) if opaque else floor
+    compacted = [m.id for m in merged[:first]]
+    kept, rest = merged[first:floor], merged[floor + 1 :]
+    if opaque:  # the compaction takes the pinned message's place
+        return start, [*kept, *rest], False, compacted
+    still_pinned = pinned if pinned is not None and pinned.seq > start.seq else None
+    return still_pinned, [start, *(m for m in rest if m is not still_pinned)], True, compacted
 
 
 def _apply_tiers(
@@ -213,8 +245,11 @@ def _apply_tiers(
         settled = prune_history(state, limit)
     mode = state.request.mode
     plan = None
+    if not state.folds:  # past what Foldwise cannot read: fitted instead, and said so
+        if state.total() > limit or mode == "force":
+            state.warnings.append(OPAQUE_FLOOR_WARNING)
     # Auto folds only when over budget verbatim and pruning alone does not settle it.
-    if mode in ("force", "ahead") or (
+    elif mode in ("force", "ahead") or (
         mode == "auto" and over and not (settled and state.total() <= limit)
     ):
         plan = _fold_plan(state, units, limit, originals)
@@ -354,6 +389,8 @@ def _explain(
             status = state.status.get(message.id, "included")
             status = "included" if status not in SENT else status
             tokens = sent[message.id].tokens
+        elif state.status.get(message.id) == "compacted":
+            status, tokens = "compacted", message.tokens
         elif (
             message.id in not_sent
             or message.seq > through_seq

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.content import Block
+from app.engine.compaction import is_opaque
 from app.engine.types import Message
 
 EMPTY_RESULT_TEXT = "(no output)"
@@ -95,11 +96,19 @@ def _posted_items(message: Message) -> dict[Any, dict[str, Any]]:
     return found
 
 
-def without(entries: list[Entry], dropped: frozenset[str]) -> list[Entry]:
-    """Entries without the blocks a format cannot carry; an entry left empty is left out."""
+def without(
+    entries: list[Entry], dropped: frozenset[str], *, opaque_compactions: bool = True
+) -> list[Entry]:
+    """Entries without the blocks a format cannot carry (those of a `dropped` type, and a
+    Responses compaction item unless `opaque_compactions` is False: only openai_responses
+    carries one); an entry left empty is left out."""
     out: list[Entry] = []
     for role, blocks, source in entries:
-        kept = [b for b in blocks if b.get("type") not in dropped]
+        kept = [
+            b
+            for b in blocks
+            if b.get("type") not in dropped and not (opaque_compactions and is_opaque(b))
+        ]
         if kept:
             out.append((role, kept if len(kept) < len(blocks) else blocks, source))
     return out

@@ -11,6 +11,8 @@ not take), or the "easy" form `{"role", "content": [input_text / output_text par
   reasoning items verbatim and one `text` block per text part, in posted order, and
   `tool_calls` the calls in OpenAI Chat form (`call_id` → `id`, `arguments` as posted). The
   run must not end with a reasoning item (it would precede nothing): `dangling_reasoning`.
+- a `compaction` item (the Responses API's `responses.compact` output) is assistant-side
+  too, stored whole like a reasoning item (app/engine/compaction.py says what it covers).
 - `function_call_output` → a `tool` message (`tool_call_id` = `call_id`, `content` = output).
 - a `user` / `system` / `developer` message → a user / system message (text parts → `text`
   blocks, `input_image` → an `image_url` part).
@@ -45,7 +47,8 @@ from app.engine.shapes import (
 from app.engine.types import Message
 
 REASONING = "reasoning"
-ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING})
+COMPACTION = "compaction"
+ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", REASONING, COMPACTION})
 TEXT_PARTS = frozenset({"input_text", "output_text"})
 PART_TYPES = TEXT_PARTS | {"input_image", "refusal"}
 # The easy form: nothing but these keys (a Chat message with `tool_calls` stays one).
@@ -90,7 +93,7 @@ def item_type(raw: Any) -> str | None:
 
 
 def _assistant_side(raw: Any, kind: str | None) -> bool:
-    return kind in (REASONING, "function_call") or (
+    return kind in (REASONING, COMPACTION, "function_call") or (
         kind == "message" and raw.get("role") == "assistant"
     )
 
@@ -212,7 +215,7 @@ def _own(raw: Mapping[str, Any], index: int) -> tuple[str | None, dict[str, Any]
 
 
 def _extras(raw: Mapping[str, Any], kind: str, index: int) -> dict[str, Any] | None:
-    if kind == REASONING:  # stored whole
+    if kind in (REASONING, COMPACTION):  # stored whole
         return None
     extra = {k: v for k, v in raw.items() if k not in _USED_KEYS[kind] | _OWN_KEYS}
     return {"index": index, "type": kind, **extra} if extra else None
@@ -292,6 +295,17 @@ def _reasoning(raw: Mapping[str, Any], index: int) -> Block:
     return {k: v for k, v in raw.items() if k not in _OWN_KEYS}
 
 
+def _compaction(raw: Mapping[str, Any], index: int) -> Block:
+    """A Responses compaction item, stored whole (its `encrypted_content` is opaque)."""
+    _string(raw, "encrypted_content", index)
+    if "id" in raw and not isinstance(raw["id"], str):
+        _fail(InvalidItem, index, f"messages[{index}].id", "must be a string")
+    if "content" in raw:  # the key that tells an Anthropic compaction block from this item
+        reason = "a Responses compaction item has no content (it is encrypted_content)"
+        _fail(InvalidItem, index, f"messages[{index}].content", reason)
+    return {k: v for k, v in raw.items() if k not in _OWN_KEYS}
+
+
 def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
     blocks: list[Block] = []
     calls: list[dict[str, Any]] = []
@@ -307,6 +321,8 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
         extra = _extras(item, str(kind), index)
         if kind == REASONING:
             blocks.append(_reasoning(item, index))
+        elif kind == COMPACTION:
+            blocks.append(_compaction(item, index))
         elif kind == "function_call":
             calls.append(_call(item, index))
             extra = extra and {**extra, "call_id": calls[-1]["id"]}

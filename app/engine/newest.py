@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from app.core.errors import BudgetTooSmall
 from app.engine.assemble import AssemblyInput, AssemblyResult, assemble
 from app.engine.budget import compute_budget, estimate_limit
+from app.engine.compaction import compaction_floor
 from app.engine.prune import excerpted, has_bulky_text
 from app.engine.state import Handed
 from app.engine.types import Message
@@ -266,7 +267,9 @@ def assemble_newest(
     """`assemble` over posted `messages` (tokens not counted yet), counting newest → oldest
     only as far as the limit can reach (the module docstring); every message counted when
     that cannot be shown (`explain`, or a result that rests on a stand-in)."""
-    if not explain:
+    # A provider compaction decides where the context starts, from anywhere in the history:
+    # the engine must see all of it.
+    if not explain and compaction_floor(messages, request.format) is None:
         newest = count_newest_for(request, messages, counter)
         try:
             result = assemble_handed(request, newest, counter)

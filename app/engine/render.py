@@ -54,6 +54,7 @@ from app.engine.entries import (
     text_block,
     without,
 )
+from app.engine.parts import placeholder, to_anthropic, to_chat
 from app.engine.responses import to_items
 from app.engine.text import block_text, content_text
 from app.engine.types import Message
@@ -220,7 +221,7 @@ def render(
         out = _anthropic(without(entries, DROPPED_IN_ANTHROPIC))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
     if fmt == "openai_responses":
-        out = to_items(without(entries, DROPPED_IN_RESPONSES))
+        out = to_items(without(entries, DROPPED_IN_RESPONSES, opaque_compactions=False))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
     head = [({"role": "system", "content": system}, SYNTHETIC_SYSTEM)] if system else []
     out = head + _openai(entries)
@@ -297,7 +298,7 @@ def _anthropic_block(block: Block) -> Block:
     clean = {k: v for k, v in block.items() if k not in internal}
     image = clean.get("image_url")
     if clean.get("type") != "image_url" or not isinstance(image, Mapping):
-        return clean
+        return to_anthropic(clean) or placeholder(clean)
     url = str(image.get("url", ""))
     if url.startswith("data:") and ";base64," in url:
         media_type, data = url[len("data:") :].split(";base64,", 1)
@@ -362,5 +363,6 @@ def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
         elif url:
             parts.append({"type": "image_url", "image_url": {"url": url}})
         else:
-            parts.append({"type": "text", "text": block_text(block) or f"[{kind}]"})
+            converted = to_chat(block) if kind == "document" else None
+            parts.append(converted or placeholder(block))  # a text document: its text
     return parts

@@ -15,7 +15,10 @@ right after the assistant entry that made their calls:
   several items (a shape-forced exception to one output message per stored message;
   `messages_included` still counts stored messages);
 - a user entry → one `function_call_output` item per tool result (its text, or
-  EMPTY_RESULT_TEXT), then one user `message` item (`input_text` / `input_image` parts).
+  EMPTY_RESULT_TEXT), then one user `message` item (`input_text` / `input_image` /
+  `input_file` parts), or the easy form `{"role": "user", "content": "…"}` for a message
+  posted with a string (so a host that compares what it stored with what it gets back, as
+  the Agents SDK's compaction session does, finds it unchanged).
 """
 
 from __future__ import annotations
@@ -25,21 +28,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.content import Block
+from app.engine.compaction import COMPACTION, is_opaque
 from app.engine.entries import (
     DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
     INTERNAL_ARGUMENTS,
     INTERNAL_ITEM,
+    INTERNAL_STRING,
     REASONING,
     Entry,
     as_entry,
     image_url,
 )
+from app.engine.parts import to_responses
 from app.engine.text import block_text, content_text
 from app.engine.types import Message
 
 Item = dict[str, Any]
-ASSISTANT_SIDE = frozenset({REASONING, "function_call"})
+ASSISTANT_SIDE = frozenset({REASONING, COMPACTION, "function_call"})
 # `detail` is required on an input_image part; "auto" is the API's documented default.
 DEFAULT_IMAGE_DETAIL = "auto"
 
@@ -78,7 +84,7 @@ def _assistant(blocks: list[Block]) -> list[Item]:
 
     for block in blocks:
         kind = block.get("type")
-        if kind == REASONING:
+        if kind == REASONING or is_opaque(block):  # opaque items go back byte for byte
             close_text()
             items.append(dict(block))
         elif kind == "tool_use":
@@ -121,9 +127,11 @@ def _user(blocks: list[Block]) -> list[Item]:
             output = text if text.strip() else EMPTY_RESULT_TEXT
             call = {"type": "function_call_output", "call_id": block.get("tool_use_id")}
             items.append({**call, "output": output, **block.get(INTERNAL_ITEM, {})})
-    parts = [_input_part(b) for b in blocks if b.get("type") != "tool_result"]
-    if parts:
-        items.append(_message("user", parts))
+    rest = [b for b in blocks if b.get("type") != "tool_result"]
+    if len(rest) == 1 and rest[0].get(INTERNAL_STRING):  # posted as a string: the easy form
+        items.append({"role": "user", "content": str(rest[0].get("text", ""))})
+    elif rest:
+        items.append(_message("user", [_input_part(b) for b in rest]))
     return items
 
 
@@ -136,6 +144,8 @@ def _input_part(block: Block) -> dict[str, Any]:
     source = image_url(block) if kind == "image" else None
     if source:
         return {"type": "input_image", "image_url": source, "detail": DEFAULT_IMAGE_DETAIL}
+    if kind in ("file", "document") and (part := to_responses(block)) is not None:
+        return part
     return {"type": "input_text", "text": block_text(block) or f"[{kind}]"}
 
 
@@ -148,7 +158,7 @@ def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:
     open_calls: set[str] = set()
     after_output = False
     for index, item in enumerate(items):
-        kind = item.get("type")
+        kind = item.get("type", "message" if "role" in item else None)  # the easy form
         if kind == "function_call_output":
             call = str(item.get("call_id"))
             if call not in open_calls:
@@ -181,6 +191,9 @@ def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:
             open_calls.add(call)
         elif kind == "message":
             problems += _message_problems(index, item)
+        elif kind == COMPACTION:
+            if not (isinstance(item.get("encrypted_content"), str) and item["encrypted_content"]):
+                problems.append(f"item {index}: compaction without its encrypted_content")
         else:
             problems.append(f"item {index}: type {kind!r} not allowed")
     return problems  # calls still open at the end: the newest, pending call
@@ -188,7 +201,8 @@ def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def _message_problems(index: int, item: Mapping[str, Any]) -> list[str]:
     role = item.get("role")
-    allowed = {"user": {"input_text", "input_image"}, "assistant": {"output_text"}}.get(str(role))
+    user_parts = {"input_text", "input_image", "input_file"}
+    allowed = {"user": user_parts, "assistant": {"output_text"}}.get(str(role))
     if allowed is None:
         return [f"item {index}: message role {role!r} not allowed"]
     content = item.get("content")
@@ -201,6 +215,6 @@ def _message_problems(index: int, item: Mapping[str, Any]) -> list[str]:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind not in allowed:
             problems.append(f"item {index}: part {kind!r} not allowed in a {role} message")
-        elif kind != "input_image" and not str(part.get("text", "")).strip():
+        elif kind == "input_text" and not str(part.get("text", "")).strip():
             problems.append(f"item {index}: empty text part")
     return problems

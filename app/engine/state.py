@@ -22,7 +22,7 @@ Mode = Literal["auto", "never", "force"]
 # ahead: as auto, and plan the fold the budget will soon need even while the context fits
 # (folds ahead of need, app/services/background_folds.py).
 PlanMode = Literal["auto", "never", "force", "ahead"]
-Status = Literal["included", "pruned", "truncated", "summarized", "dropped"]
+Status = Literal["included", "pruned", "truncated", "summarized", "dropped", "compacted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +72,8 @@ class State:
     pinned: Message | None
     summary: str | None
     handed: Handed = WHOLE
+    folds: bool = True
+    """False when the context starts at a compaction Foldwise cannot read (compaction.py)."""
     status: dict[str, Status] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     _summary_cost: tuple[str | None, int] = (None, 0)

@@ -6,8 +6,11 @@ import json
 from typing import Any
 
 from app.core.content import Block, Content
+from app.engine.compaction import COMPACTION, summary_text
 from app.engine.types import Message
 from app.tokens.media.blocks import MEDIA_BLOCK_TYPES, media_ref
+
+COMPACTION_NOTE = "Summary of the earlier conversation (compacted by the provider):"
 
 
 def block_text(block: Block) -> str:
@@ -19,8 +22,17 @@ def block_text(block: Block) -> str:
         return f"{block.get('name', '')}({_json(block.get('input', {}))})"
     if kind == "tool_result":
         return content_text(block.get("content", ""))
-    if kind in ("image", "document"):
-        return f"[{kind}]"
+    if kind == "document":
+        return _document_text(block)
+    if kind == "image":
+        return "[image]"
+    if kind == "server_tool_use":  # a provider-run tool call: what it was asked
+        return f"[{block.get('name', 'server tool')} {_json(block.get('input', {}))}]"
+    if isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result":
+        return _server_result_text(kind, block.get("content"))
+    if kind == COMPACTION:  # an Anthropic summary reads as one; a Responses item is opaque
+        summary = summary_text(block)
+        return f"{COMPACTION_NOTE}\n{summary}" if summary else ""
     if kind in MEDIA_BLOCK_TYPES:  # never its base64: a reader (or a summarizer) sees a label
         ref = media_ref(block)
         kind = ref.kind if ref is not None else "file"
@@ -30,6 +42,37 @@ def block_text(block: Block) -> str:
         parts = summary if isinstance(summary, list) else []
         return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     return _json(block)
+
+
+def _document_text(block: Block) -> str:
+    """A text document's title and text (a faithful conversion); other documents a label."""
+    source = block.get("source")
+    body: Any = None
+    if isinstance(source, dict) and source.get("type") == "text":
+        body = source.get("data")
+    elif isinstance(source, dict) and source.get("type") == "content":
+        body = content_text(source.get("content", ""))
+    if not isinstance(body, str):
+        return "[document]"
+    title = block.get("title")
+    return f"{title}\n\n{body}" if isinstance(title, str) and title else body
+
+
+def _server_result_text(kind: str, content: Any) -> str:
+    """A provider-run tool's result as a reader sees it: titles and URLs, never the
+    `encrypted_content` the provider alone can read."""
+    name = kind.removesuffix("_tool_result").replace("_", " ")
+    if isinstance(content, list):
+        lines = [
+            " — ".join(str(r[k]) for k in ("title", "url") if isinstance(r.get(k), str))
+            for r in content
+            if isinstance(r, dict)
+        ]
+        return f"[{name} results]\n" + "\n".join(line for line in lines if line)
+    if isinstance(content, dict):
+        readable = {k: v for k, v in content.items() if not str(k).startswith("encrypted")}
+        return f"[{name} result] {_json(readable)}"
+    return f"[{name} result]"
 
 
 def content_text(content: Content | Any) -> str:

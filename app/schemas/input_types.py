@@ -52,10 +52,10 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
-def check_json(value: Any, where: str = "", depth: int = 0) -> None:
+def check_json(value: Any, where: str = "", depth: int = 0, max_items: int = MAX_ITEMS) -> None:
     """Raise InputRefused naming the first place in `value` that cannot be stored as is."""
     try:
-        _check(value, depth)
+        _check(value, depth, max_items)
     except _Refused as refused:
         keys = [where, *reversed(refused.path)] if where else reversed(refused.path)
         label = ".".join(map(str, keys)) or "value"
@@ -71,7 +71,7 @@ class _Refused(Exception):
         self.reason, self.in_key, self.path = reason, in_key, list[Any]()
 
 
-def _check(value: Any, depth: int) -> None:
+def _check(value: Any, depth: int, max_items: int = MAX_ITEMS) -> None:
     if isinstance(value, str):
         problem = _text_problem(value)
         if problem:
@@ -87,8 +87,8 @@ def _check(value: Any, depth: int) -> None:
     elif isinstance(value, dict | list):
         if depth >= MAX_DEPTH:
             raise _Refused(f"is nested more than {MAX_DEPTH} levels deep")
-        if len(value) > MAX_ITEMS:
-            raise _Refused(f"has more than {MAX_ITEMS} entries")
+        if len(value) > max_items:
+            raise _Refused(f"has more than {max_items} entries")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
             if isinstance(key, str) and (problem := _text_problem(key)):
@@ -97,7 +97,7 @@ def _check(value: Any, depth: int) -> None:
             if type(item) is str and item.isascii() and "\x00" not in item:
                 continue
             try:
-                _check(item, depth + 1)
+                _check(item, depth + 1, max_items)
             except _Refused as refused:
                 refused.path.append(key)
                 raise
@@ -147,6 +147,17 @@ def _checked_tool(tool: dict[str, Any]) -> dict[str, Any]:
 Text = Annotated[str, AfterValidator(_checked)]
 """A string stored or processed as is: no NUL, no lone surrogate."""
 Json = Annotated[dict[str, Any], AfterValidator(_checked)]
+
+
+def _checked_served(value: Any) -> Any:
+    check_json(value, max_items=MAX_SQL_INT)
+    return value
+
+
+ServedContextsJson = Annotated[dict[str, Any], AfterValidator(_checked_served)]
+"""A session's `last_context` as an export carries it: the server's own record of the contexts
+it served, whose prefix chain has an entry per message sent (tens of thousands for a long
+session in a large window), so no entry count is refused; the body size limit bounds it."""
 """A JSON object stored or processed as is (a tool, metadata)."""
 MessageJson = Annotated[dict[str, Any], AfterValidator(_checked_message)]
 """A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings, and

@@ -22,7 +22,7 @@ from tests.support.factories import (
     user,
 )
 from tests.support.recording_summarizer import RecordingSummarizer
-from tests.support.responses_items import REASONING, call, output, said
+from tests.support.responses_items import REASONING, call, output, said, typed
 
 
 async def pop(client: httpx.AsyncClient, session_id: str) -> httpx.Response:
@@ -85,7 +85,7 @@ class TestRemove:
             await context(client, "s", format=fmt)
             await context(client, "s", format=fmt)  # a repeat: served from the cache
         first = await context(client, "s", format="openai_responses")
-        assert first["messages"][-1] == said("user", "oops, wrong")
+        assert first["messages"][-1] == typed("oops, wrong")
         await popped(client, "s")
         again = await context(client, "s", format="openai_responses")
         assert again["messages"] == first["messages"][:-1]

@@ -20,7 +20,7 @@ from tests.support.factories import (
     user,
 )
 from tests.support.official_types import assert_official_function_tools, assert_official_items
-from tests.support.responses_items import REASONING, call, output, said
+from tests.support.responses_items import REASONING, call, output, said, typed
 
 TOOL = {"type": "function", "name": "read_file", "description": "Read", "parameters": {}}
 
@@ -248,11 +248,7 @@ class TestContext:
             user("thanks"),
         )
         items = (await context(client, "s", format="openai_responses"))["messages"]
-        assert items == [
-            said("user", "go"),
-            said("assistant", "Done."),
-            said("user", "thanks"),
-        ]
+        assert items == [typed("go"), said("assistant", "Done."), typed("thanks")]
 
     async def test_summary_in_messages_is_a_user_and_assistant_item(
         self, client: httpx.AsyncClient

@@ -25,7 +25,7 @@ from app.schemas.transfer import MessageRecord, SessionRecord, SummaryRecord
 from app.services import transfer
 from tests.support.apps import MakeClient, make_settings
 from tests.support.databases import migrated_postgres_database, truncate
-from tests.support.factories import assert_error, create_session
+from tests.support.factories import append, assert_error, create_session
 from tests.support.session_builder import (
     SETUP,
     STEP,
@@ -364,3 +364,22 @@ class TestExport:
         await create_session(a, id="mine")
         assert_error(await b.get("/sessions/mine/export"), 404, "session_not_found")
         assert_error(await a.get("/sessions/nope/export"), 404, "session_not_found")
+
+
+async def test_an_export_of_a_long_served_session_always_imports(
+    client: httpx.AsyncClient,
+) -> None:
+    """A context of 30,000 messages is recorded with a prefix chain of 30,000 entries: the
+    export carries it, and the import takes it (issue: `…chain has more than 2000 entries`)."""
+    await create_session(client, id="long", model="gpt-4.1")
+    for start in range(0, 30_000, 1_000):
+        batch = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"}
+                 for i in range(start, start + 1_000)]  # fmt: skip
+        await append(client, "long", *batch)
+    served = (await client.get("/sessions/long/context", params={"format": "openai"})).json()
+    assert served["messages_included"] == 30_000
+    body = await export(client, "long")
+    assert (await client.delete("/sessions/long")).status_code == 204
+    response = await client.post("/sessions/import", content=body)
+    assert response.status_code == 201, response.text[:300]
+    assert await export(client, "long") == body

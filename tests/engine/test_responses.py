@@ -13,7 +13,7 @@ from app.engine.render import render, render_tools
 from app.engine.responses import validate_responses
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, make_message, openai_call, stored_items
-from tests.support.responses_items import said
+from tests.support.responses_items import said, typed
 
 CALL = {"type": "function_call", "call_id": "c1", "name": "run", "arguments": "{}"}
 OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
@@ -67,7 +67,7 @@ class TestRender:
             tools=None,
         )
         assert out.system == "S\n\nSummary of earlier conversation:\nearlier"
-        assert out.messages == [said("user", "hi")]
+        assert out.messages == [typed("hi")]
         pair = items_of(messages, summary="earlier", placement="messages")
         assert pair[:2] == [
             said("user", "[Summary of earlier conversation]\nearlier"),
@@ -76,7 +76,7 @@ class TestRender:
 
     def test_no_continuation_turn_and_system_messages_become_user_notes(self) -> None:
         messages = [make_message(1, "assistant", "resumed"), make_message(2, "system", "terse")]
-        assert items_of(messages) == [said("assistant", "resumed"), said("user", "terse")]
+        assert items_of(messages) == [said("assistant", "resumed"), typed("terse")]
 
     def test_anthropic_blocks_become_items(self) -> None:
         image = {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}}
@@ -113,7 +113,7 @@ class TestRender:
             messages=messages, context_window=100_000, format="openai_responses"
         )
         result = assemble(request, FakeCounter())
-        assert result.messages == [said("user", "go"), said("user", "never mind")]
+        assert result.messages == [typed("go"), typed("never mind")]
 
     def test_tools(self) -> None:
         flat = {"type": "function", "name": "f", "parameters": {"type": "object"}}

@@ -128,13 +128,17 @@ def without_reasoning(items: Sequence[Item]) -> list[Item]:
 
 
 def joined_parts(items: Sequence[Item]) -> list[Item]:
-    """What OpenAI Chat carries of a message: its text parts as one string."""
+    """What OpenAI Chat carries of a message: its text parts as one string (a user message
+    posted back so is a string, which openai_responses gives back in the easy form)."""
     out = []
     for item in items:
         if item["type"] == "message" and isinstance(item["content"], list):
             kind = item["content"][0]["type"]
             text = "\n".join(p["text"] for p in item["content"])
-            item = {**item, "content": [{"type": kind, "text": text}]}
+            if item["role"] == "user":
+                item = {"role": "user", "content": text}
+            else:
+                item = {**item, "content": [{"type": kind, "text": text}]}
         out.append(item)
     return out
 

@@ -167,3 +167,102 @@ class FakeProviders(LoopbackServer):
             ],
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
+
+
+class CompactingProviders(FakeProviders):
+    """FakeProviders plus the Responses API's standalone compaction, `POST
+    /v1/responses/compact` (`client.responses.compact`, a `CompactedResponse`): it takes
+    `input` or a `previous_response_id` (of a response this fake made), and answers as the
+    API does (its reference example): every user message of that window, in order, as
+    `input_text` messages, then one `{"type": "compaction", "encrypted_content", "id"}` item.
+
+    `/v1/responses` also checks what the API checks of a compaction item in its input: only
+    an item this fake issued, byte for byte (the content is encrypted; altered, it is a 400).
+    Requests are recorded under "compact" (and, as before, "responses")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests["compact"] = []
+        self.issued: dict[str, dict[str, Any]] = {}  # compaction id -> the item as issued
+        self.compacted: list[dict[str, Any]] = []  # each CompactedResponse answered, in order
+        self._windows: dict[str, list[dict[str, Any]]] = {}  # response id -> input + output
+
+    def handle(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        route = path.split("?", 1)[0]
+        request = json.loads(body or b"{}")
+        if method == "POST" and route == "/v1/responses/compact":
+            with self._lock:
+                self.requests["compact"].append(request)
+            return self._compact(request)
+        if method == "POST" and route == "/v1/responses":
+            problem = self._foreign_compaction(request.get("input"))
+            if problem is not None:
+                with self._lock:
+                    self.requests["responses"].append(request)
+                error = {"message": problem, "type": "invalid_request_error", "param": "input"}
+                return 400, JSON, json.dumps({"error": error}).encode()
+        return super().handle(method, path, headers, body)
+
+    def _responses(self, request: dict[str, Any]) -> dict[str, Any]:
+        answer = super()._responses(request)
+        given = request["input"]
+        window = list(given) if isinstance(given, list) else [{"role": "user", "content": given}]
+        with self._lock:
+            self._windows[answer["id"]] = window + answer["output"]
+        return answer
+
+    def _foreign_compaction(self, items: Any) -> str | None:
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict) and item.get("type") == "compaction":
+                issued = self.issued.get(str(item.get("id")))
+                if issued is None or item != issued:
+                    return f"input[{index}]: not a compaction item this API issued: {item!r}"
+        return None
+
+    def _compact(self, request: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        if isinstance(request.get("input"), list):
+            window: list[dict[str, Any]] = request["input"]
+        elif isinstance(request.get("input"), str):
+            window = [{"role": "user", "content": request["input"]}]
+        elif request.get("previous_response_id") in self._windows:
+            window = self._windows[request["previous_response_id"]]
+        else:
+            error = {"message": "input or a known previous_response_id is required"}
+            return 400, JSON, json.dumps({"error": error | {"type": "invalid_request"}}).encode()
+        problem = self._foreign_compaction(window)
+        if problem is not None:
+            error = {"message": problem, "type": "invalid_request_error", "param": "input"}
+            return 400, JSON, json.dumps({"error": error}).encode()
+        kept = [
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": _text(item.get("content"))}],
+            }
+            for item in window
+            if item.get("role") == "user" and item.get("type", "message") == "message"
+        ]
+        item = {
+            "id": _id("cmp"),
+            "type": "compaction",
+            "encrypted_content": "gAAAAB" + uuid.uuid4().hex * 4,
+        }
+        answer = {
+            "id": _id("resp"),
+            "object": "response.compaction",
+            "created_at": 0,
+            "output": [*kept, item],
+            "usage": {
+                "input_tokens": 100 * len(window),
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                "output_tokens": 50,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 100 * len(window) + 50,
+            },
+        }
+        with self._lock:
+            self.issued[item["id"]] = item
+            self.compacted.append(answer)
+        return 200, JSON, json.dumps(answer).encode()

@@ -143,9 +143,7 @@ async def test_list_and_iter_messages(fw: AsyncView) -> None:
     as_items = await fw.iter_messages(sid, page_size=4, format="openai_responses")
     assert [m["seq"] for m in as_items] == [1, 2, 3, 4, 5, 6]
     first, answer = as_items[0]["items"], as_items[1]["items"]
-    assert first == [{"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": every[0]["content"]}
-    ]}]  # fmt: skip
+    assert first == [{"role": "user", "content": every[0]["content"]}]  # posted as a string
     assert answer == [{"type": "message", "role": "assistant", "content": every[1]["content"]}]
 
 
@@ -266,11 +264,8 @@ async def test_responses_format_and_pop_message(fw: AsyncView) -> None:
     )
     kwargs = (await fw.context(sid, format="openai_responses")).openai_responses_kwargs()
     assert kwargs["model"] == "gpt-4o" and kwargs["instructions"] == "Be brief."
-    assert [i["type"] for i in kwargs["input"]] == [
-        "message",
-        "function_call",
-        "function_call_output",
-    ]
+    assert kwargs["input"][0] == {"role": "user", "content": "Weather?"}  # as posted
+    assert [i["type"] for i in kwargs["input"][1:]] == ["function_call", "function_call_output"]
     assert "tools" not in kwargs
 
     popped = await fw.pop_message(sid)

@@ -288,7 +288,7 @@ class TestOpenAI:
             "function_call",
             "function_call_output",
             "message",
-            "message",
+            None,  # a user message posted as a string: the easy form, as posted
         ]
         assert_official_items(request.body["input"])
         assert_official_function_tools(request.body["tools"])

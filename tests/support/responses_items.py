@@ -25,6 +25,12 @@ def output(call_id: str, text: str, **extra: Any) -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": call_id, "output": text, **extra}
 
 
+def typed(text: str) -> dict[str, Any]:
+    """A user message posted as a string, as Foldwise serves it back in openai_responses: the
+    easy form, unchanged (app/engine/responses.py)."""
+    return {"role": "user", "content": text}
+
+
 def said(role: str, *texts: str, **extra: Any) -> dict[str, Any]:
     """A message item as the Responses API returns it (an assistant's with an id: output_text
     parts) and as Foldwise serves it (an assistant's without an id: its texts as one string,

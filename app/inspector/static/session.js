@@ -8,12 +8,13 @@ import { VirtualList } from "./virtual.js";
 import { confirmAction, renderError, updateWho } from "./app.js";
 
 const SENT = ["included", "pruned", "truncated"];
-const STATUSES = [...SENT, "summarized", "dropped", "cleared"];
+const STATUSES = [...SENT, "summarized", "compacted", "dropped", "cleared"];
 const ROLES = ["user", "assistant", "system", "tool"];
 const FORMATS = ["anthropic", "openai", "openai_responses", "raw"];
 // Groups after the sent messages, and whether they start open.
 const GROUPS = [
   ["summarized", "Summarized: folded into the summary, not sent", false],
+  ["compacted", "Compacted: the provider's compaction stands for these, not sent", false],
   ["dropped", "Dropped: left out of this context", true],
   ["cleared", "Before the clear marker: not part of the context", false],
 ];

@@ -754,7 +754,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "included" | "pruned" | "truncated" | "summarized" | "dropped" | "synthetic";
+            status: "included" | "pruned" | "truncated" | "summarized" | "dropped" | "compacted" | "synthetic";
             /** Tokens */
             tokens: number;
         };

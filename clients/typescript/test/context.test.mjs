@@ -53,7 +53,7 @@ describe('context', () => {
     assert.deepEqual(
       params.input.map((item) => [item.type, item.role, typeof item.content]),
       [
-        ['message', 'user', 'object'], // input_text parts
+        [undefined, 'user', 'string'], // posted as a string: the easy form back, unchanged
         ['message', 'assistant', 'string'], // the easy form: no id was posted
       ],
     );

@@ -70,7 +70,7 @@ describe('messages', () => {
     const asItems = await foldwise.listMessages(id, { limit: 2, format: 'openai_responses' });
     assert.deepEqual(
       asItems.messages.map((m) => m.items.map((item) => [item.type, item.role])),
-      [[['message', 'user']], [['message', 'assistant']]],
+      [[[undefined, 'user']], [['message', 'assistant']]], // a string posted: the easy form back
     );
     assert.equal(asItems.messages[1].items[0].content, page.messages[1].content);
   });
