@@ -1,8 +1,8 @@
 """`make bench`: every case, then docs/benchmarks.md from bench/report.md.tmpl.
 
 In process: counting an append batch and assembling vs LangChain (bench/inprocess.py), then
-the prompt cache (bench/cache.py); over HTTP, the turn (bench/turn.py: append one message,
-read the context, on SQLite and PostgreSQL). A case that fails is reported in the document
+the prompt cache (bench/cache.py) and media counting (bench/media.py); over HTTP, the turn
+(bench/turn.py: append one message, read the context, on SQLite and PostgreSQL). A case that fails is reported in the document
 instead of stopping the run.
 """
 
@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench import cache, inprocess, turn
+from bench import cache, inprocess, media, turn
 from bench.harness import (
     Target,
     machine,
@@ -86,11 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     run.attempt("counting", lambda: [inprocess.counting(s) for s in ("anthropic", "openai")])
     run.attempt("assembly", inprocess.assembly)
     run.attempt("prompt cache", cache.runs)
+    run.attempt("media", media.measure)
     if not args.skip_postgres and (why := postgres_missing()):
         run.problems.append(f"PostgreSQL skipped: {why}")
     run.attempt("turns", lambda: turn.measure(args.skip_postgres))
     tables = {"counting_table": _counting(run), "assembly_table": _assembly(run)}
     tokens = run.results.get("assembly", {}).get("tokens")
+    if "media" in run.results:
+        run.targets = media.targets(run.results["media"]) + run.targets
     if "turns" in run.results:
         run.targets = turn.targets(run.results["turns"]) + run.targets
     verdicts = {met: [t.figure for t in run.targets if t.met == met] for met in (True, False)}
@@ -108,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if "prompt cache" in run.results:
         text += "\n\n" + cache.section(run.results["prompt cache"])
+    if "media" in run.results:
+        text += "\n\n" + media.section(run.results["media"])
     if "turns" in run.results:
         text += "\n\n" + turn.section(run.results["turns"])
     write(text)
