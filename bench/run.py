@@ -2,8 +2,8 @@
 
 In process: counting an append batch and assembling vs LangChain (bench/inprocess.py), then
 the prompt cache (bench/cache.py) and media counting (bench/media.py); over HTTP, the turn
-(bench/turn.py: append one message, read the context, on SQLite and PostgreSQL). A case that fails is reported in the document
-instead of stopping the run.
+(bench/turn.py: append one message, read the context, on SQLite and PostgreSQL). A case that
+fails is reported in the document instead of stopping the run.
 """
 
 from __future__ import annotations
