@@ -118,6 +118,12 @@ class Target:
         return [self.figure, goal, f"{self.value:.3g}", "**met**" if self.met else "**missed**"]
 
 
+def publish(section: str, targets: list[Target]) -> None:
+    """Print a bench's section and its targets, and write the section to docs/benchmarks.md."""
+    print(section, targets_table(targets), sep="\n\n")
+    write(section)
+
+
 def targets_table(targets: list[Target]) -> str:
     return table(["Figure (ratio, same run)", "Target", "Measured", "Verdict"],
                  [t.row() for t in targets], "llrl")  # fmt: skip

@@ -154,9 +154,7 @@ def targets(r: dict[str, Any]) -> list[Target]:
 
 def main() -> int:
     results = measure()
-    text = section(results)
-    print(text, harness.targets_table(targets(results)), sep="\n\n")
-    harness.write(text)
+    harness.publish(section(results), targets(results))
     return 0
 
 

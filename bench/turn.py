@@ -223,9 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-posted", type=int, default=POSTED[-1])
     args = parser.parse_args(argv)
     results = measure(args.skip_postgres, tuple(s for s in POSTED if s <= args.max_posted))
-    text = section(results)
-    print(text, harness.targets_table(targets(results)), sep="\n\n")
-    harness.write(text)
+    harness.publish(section(results), targets(results))
     return 0
 
 

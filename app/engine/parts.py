@@ -13,8 +13,9 @@ carry"):
 - every format but `anthropic`: provider-run tool blocks (`server_tool_use`,
   `…_tool_result`) → a readable note, never their `encrypted_content` (text.py).
 
-Placeholders and notes come from `text.block_text`; `format_warnings` names every block that
-goes as a placeholder.
+`to_anthropic`, `to_chat` and `to_responses` are the one decision of what a format carries
+(render.py and responses.py send what they return, `format_warnings` warns where they return
+None); placeholders and notes come from `text.block_text`.
 """
 
 from __future__ import annotations
@@ -23,12 +24,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.content import Block
-from app.engine.text import block_text
+from app.engine.entries import image_url
+from app.engine.text import block_text, document_text
 from app.engine.types import Message
 from app.tokens.media.blocks import media_blocks, media_ref
 
 PDF = "application/pdf"
 DEFAULT_FILENAME = "document.pdf"
+# Media parts Chat Completions takes in a user message as they are stored.
+CHAT_MEDIA_PARTS = frozenset({"image_url", "input_audio", "file"})
+# `detail` is required on an input_image part; "auto" is the API's documented default.
+DEFAULT_IMAGE_DETAIL = "auto"
 
 
 def _pdf_data(block: Mapping[str, Any]) -> str | None:
@@ -46,33 +52,59 @@ def _filename(block: Mapping[str, Any]) -> str:
 
 
 def to_anthropic(block: Block) -> Block | None:
-    """The Anthropic block for a Chat media part, or None when it has none (a placeholder)."""
+    """The Anthropic form of a user-turn block, or None when it has none (a placeholder)."""
     kind = block.get("type")
-    if kind == "file" and (data := _pdf_data(block)) is not None:
-        source = {"type": "base64", "media_type": PDF, "data": data}
+    if kind == "image_url":
+        url = _url(block)
+        if url.startswith("data:") and ";base64," in url:
+            media_type, data = url[len("data:") :].split(";base64,", 1)
+            source = {"type": "base64", "media_type": media_type, "data": data}
+            return {"type": "image", "source": source}
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    if kind == "file" and (pdf := _pdf_data(block)) is not None:
+        source = {"type": "base64", "media_type": PDF, "data": pdf}
         return {"type": "document", "source": source, "title": _filename(block)}
     return None if kind in ("file", "input_audio") else block
 
 
-def _as_text(block: Block, kind: str) -> Block | None:
-    """A text document as a text part of `kind` (its title and text), else None."""
-    text = block_text(block)
-    return None if text == "[document]" else {"type": kind, "text": text}
-
-
 def to_chat(block: Block) -> Block | None:
-    """The Chat user part for an Anthropic document, or None when it has none."""
-    if block.get("type") != "document":
-        return block
-    if (data := _pdf_data(block)) is not None:
+    """The Chat user part of a block, or None when Chat has none (a placeholder)."""
+    kind = block.get("type")
+    if kind in CHAT_MEDIA_PARTS:
+        return dict(block)
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if kind == "image":
+        url = image_url(block)
+        return {"type": "image_url", "image_url": {"url": url}} if url else None
+    if kind == "document" and (data := _pdf_data(block)) is not None:
         file = {"file_data": f"data:{PDF};base64,{data}", "filename": _filename(block)}
         return {"type": "file", "file": file}
-    return _as_text(block, "text")
+    if kind == "document" and (text := document_text(block)) is not None:
+        return {"type": "text", "text": text}
+    return None
 
 
 def to_responses(block: Block) -> Block | None:
-    """The Responses input part for a document or Chat file part, or None when it has none."""
+    """The Responses input part of a block, or None when it has none (a placeholder)."""
     kind = block.get("type")
+    if kind == "text":
+        return {"type": "input_text", "text": str(block.get("text", ""))}
+    if kind == "image_url":
+        image = block.get("image_url")
+        detail = image.get("detail") if isinstance(image, Mapping) else None
+        return {
+            "type": "input_image",
+            "image_url": _url(block),
+            "detail": detail or DEFAULT_IMAGE_DETAIL,
+        }
+    if kind == "image":
+        url = image_url(block)
+        return (
+            {"type": "input_image", "image_url": url, "detail": DEFAULT_IMAGE_DETAIL}
+            if url
+            else None
+        )
     if kind == "file" and isinstance(file := block.get("file"), Mapping):
         keys = ("file_data", "file_id", "filename")
         part = {k: file[k] for k in keys if isinstance(file.get(k), str)}
@@ -83,14 +115,20 @@ def to_responses(block: Block) -> Block | None:
     source = block.get("source")
     if kind == "document" and isinstance(source, Mapping) and source.get("type") == "url":
         return {"type": "input_file", "file_url": str(source.get("url", ""))}
-    if kind == "document":
-        return _as_text(block, "input_text")
-    return None if kind == "input_audio" else block
+    if kind == "document" and (text := document_text(block)) is not None:
+        return {"type": "input_text", "text": text}
+    return None
 
 
-def placeholder(block: Block) -> Block:
-    """A text part in place of a block the format cannot carry."""
-    return {"type": "text", "text": block_text(block) or f"[{block.get('type')}]"}
+def _url(block: Block) -> str:
+    image = block.get("image_url")
+    return str(image.get("url", "")) if isinstance(image, Mapping) else ""
+
+
+def placeholder(block: Block, kind: str = "text") -> Block:
+    """A text part (of `kind`) in place of a block the format cannot carry: its label, or
+    for a block that is not media, its JSON."""
+    return {"type": kind, "text": block_text(block) or f"[{block.get('type')}]"}
 
 
 CONVERT = {"anthropic": to_anthropic, "openai": to_chat, "openai_responses": to_responses}

@@ -50,7 +50,6 @@ from app.engine.entries import (
     INTERNAL_STRING,
     Entry,
     as_entry,
-    image_url,
     text_block,
     without,
 )
@@ -293,20 +292,11 @@ def _anthropic(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
 
 
 def _anthropic_block(block: Block) -> Block:
-    """Drop engine-internal keys; OpenAI `image_url` parts become Anthropic image blocks."""
+    """Drop engine-internal keys; a part the Messages API takes otherwise is converted
+    (parts.py), else a placeholder."""
     internal = (INTERNAL_ARGUMENTS, INTERNAL_STRING, INTERNAL_ITEM)
     clean = {k: v for k, v in block.items() if k not in internal}
-    image = clean.get("image_url")
-    if clean.get("type") != "image_url" or not isinstance(image, Mapping):
-        return to_anthropic(clean) or placeholder(clean)
-    url = str(image.get("url", ""))
-    if url.startswith("data:") and ";base64," in url:
-        media_type, data = url[len("data:") :].split(";base64,", 1)
-        return {
-            "type": "image",
-            "source": {"type": "base64", "media_type": media_type, "data": data},
-        }
-    return {"type": "image", "source": {"type": "url", "url": url}}
+    return to_anthropic(clean) or placeholder(clean)
 
 
 def _openai(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
@@ -347,22 +337,7 @@ def _openai(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
-# Media parts Chat Completions takes in a user message as they are stored.
-CHAT_MEDIA_PARTS = frozenset({"image_url", "input_audio", "file"})
-
-
 def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]]:
     if all(b.get("type") == "text" for b in blocks):
         return "\n".join(str(b.get("text", "")) for b in blocks)
-    parts: list[dict[str, Any]] = []
-    for block in blocks:
-        kind = block.get("type")
-        url = image_url(block) if kind == "image" else None
-        if kind in CHAT_MEDIA_PARTS:
-            parts.append(dict(block))
-        elif url:
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-        else:
-            converted = to_chat(block) if kind == "document" else None
-            parts.append(converted or placeholder(block))  # a text document: its text
-    return parts
+    return [to_chat(block) or placeholder(block) for block in blocks]

@@ -38,16 +38,13 @@ from app.engine.entries import (
     REASONING,
     Entry,
     as_entry,
-    image_url,
 )
-from app.engine.parts import to_responses
+from app.engine.parts import placeholder, to_responses
 from app.engine.text import block_text, content_text
 from app.engine.types import Message
 
 Item = dict[str, Any]
 ASSISTANT_SIDE = frozenset({REASONING, COMPACTION, "function_call"})
-# `detail` is required on an input_image part; "auto" is the API's documented default.
-DEFAULT_IMAGE_DETAIL = "auto"
 
 
 def to_items(entries: list[Entry]) -> list[tuple[Item, str]]:
@@ -136,17 +133,7 @@ def _user(blocks: list[Block]) -> list[Item]:
 
 
 def _input_part(block: Block) -> dict[str, Any]:
-    kind = block.get("type")
-    if kind == "image_url" and isinstance(block.get("image_url"), Mapping):
-        image = block["image_url"]
-        detail = image.get("detail", DEFAULT_IMAGE_DETAIL)
-        return {"type": "input_image", "image_url": str(image.get("url", "")), "detail": detail}
-    source = image_url(block) if kind == "image" else None
-    if source:
-        return {"type": "input_image", "image_url": source, "detail": DEFAULT_IMAGE_DETAIL}
-    if kind in ("file", "document") and (part := to_responses(block)) is not None:
-        return part
-    return {"type": "input_text", "text": block_text(block) or f"[{kind}]"}
+    return to_responses(block) or placeholder(block, "input_text")
 
 
 def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -23,7 +23,7 @@ def block_text(block: Block) -> str:
     if kind == "tool_result":
         return content_text(block.get("content", ""))
     if kind == "document":
-        return _document_text(block)
+        return document_text(block) or "[document]"
     if kind == "image":
         return "[image]"
     if kind == "server_tool_use":  # a provider-run tool call: what it was asked
@@ -44,8 +44,8 @@ def block_text(block: Block) -> str:
     return _json(block)
 
 
-def _document_text(block: Block) -> str:
-    """A text document's title and text (a faithful conversion); other documents a label."""
+def document_text(block: Block) -> str | None:
+    """A text document's title and text (a faithful conversion of it), else None."""
     source = block.get("source")
     body: Any = None
     if isinstance(source, dict) and source.get("type") == "text":
@@ -53,7 +53,7 @@ def _document_text(block: Block) -> str:
     elif isinstance(source, dict) and source.get("type") == "content":
         body = content_text(source.get("content", ""))
     if not isinstance(body, str):
-        return "[document]"
+        return None
     title = block.get("title")
     return f"{title}\n\n{body}" if isinstance(title, str) and title else body
 

@@ -17,6 +17,8 @@ from typing import Any, Literal
 MEDIA_BLOCK_TYPES = frozenset(
     {"image", "document", "image_url", "input_image", "input_audio", "file", "input_file"}
 )
+# A data URI's `data:<media type>;base64,` is looked for this far in.
+MAX_DATA_HEADER = 256
 MediaKind = Literal["image", "pdf", "text", "audio", "file"]
 Detail = Literal["low", "high", "auto"]
 
@@ -127,10 +129,10 @@ def _as_pdf(ref: MediaRef) -> MediaRef:
 
 def _from_uri(kind: MediaKind, url: str, detail: Detail) -> MediaRef:
     """A data URI's media type and base64, or a reference to a URL."""
-    if url.startswith("data:"):
-        header, sep, data = url[5:].partition(",")
-        if sep and header.endswith(";base64"):
-            return MediaRef(kind, header[: -len(";base64")] or None, data=data, detail=detail)
+    comma = url.find(",", 0, MAX_DATA_HEADER) if url.startswith("data:") else -1
+    if comma > 0 and url[5:comma].endswith(";base64"):  # the data copied once
+        media_type = url[5 : comma - len(";base64")] or None
+        return MediaRef(kind, media_type, data=url[comma + 1 :], detail=detail)
     return MediaRef(kind, reference=url[:200], detail=detail)
 
 
