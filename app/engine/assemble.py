@@ -15,7 +15,7 @@ these is `estimated_tokens`, and `total_tokens = ceil(estimated × ratio)` is he
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -55,6 +55,7 @@ from app.engine.render import (
     Format,
     Rendered,
     as_user_note,
+    dropped_tools,
     render,
     render_tools,
     summary_pair,
@@ -147,6 +148,7 @@ def assemble(
     )
     check(rendered, request.format)
     state.warnings += format_warnings(state.sent(), request.format)
+    state.warnings += dropped_tools(request.tools, request.format)
     usage = _usage(request, budget, fixed, state)
     explain = _explain(ordered, state, request.summary_through_seq, not_sent)
     return _result(request, rendered, fixed, usage, state, explain, plan)
@@ -338,6 +340,8 @@ def _result(
             parts, messages_sent, tools_sent, summary_ack_index=ack
         )
     tokens_of = {e.id: e.tokens for e in explained}
+    for source, others in rendered.merged.items():  # one output message, several sources
+        tokens_of[source] += sum(tokens_of.get(other, 0) for other in others)
     head = [fixed.system_tokens + fixed.tools_tokens]
     if parts.summary:
         head.append(usage.summary_tokens)
@@ -359,7 +363,7 @@ def _result(
         usage=usage,
         explain=explain,
         warnings=tuple(warnings),
-        messages_included=_included(rendered.sources, request.format),
+        messages_included=_included(rendered, request.format),
         messages_total=len(request.messages),
         fold_plan=plan,
         pruned=tuple(e.id for e in explain if e.status == "pruned"),
@@ -372,10 +376,13 @@ def _result(
     )
 
 
-def _included(sources: Sequence[str], fmt: Format) -> int:
-    """Output messages; for openai_responses (several items per stored message) the stored
-    and synthetic messages they come from."""
-    return len(dict.fromkeys(sources)) if fmt == "openai_responses" else len(sources)
+def _included(rendered: Rendered, fmt: Format) -> int:
+    """Output messages; for openai_responses (several items per stored message) and gemini
+    (several results per content) the stored and synthetic messages they come from."""
+    sources = rendered.sources
+    if fmt == "openai_responses":
+        return len(dict.fromkeys(sources))
+    return len(sources) + sum(len(others) for others in rendered.merged.values())
 
 
 def _explain(

@@ -10,6 +10,7 @@ from typing import Any
 
 from app.core.content import Block
 from app.engine.compaction import is_opaque
+from app.engine.gemini_in import GEMINI_THOUGHT
 from app.engine.types import Message
 
 EMPTY_RESULT_TEXT = "(no output)"
@@ -18,9 +19,11 @@ THINKING: frozenset[str] = frozenset({"thinking", "redacted_thinking"})
 # A Responses reasoning item (its encrypted_content) is only valid sent back to OpenAI's
 # Responses API.
 REASONING = "reasoning"
-DROPPED_IN_OPENAI: frozenset[str] = THINKING | {REASONING}
-DROPPED_IN_ANTHROPIC: frozenset[str] = frozenset({REASONING})
-DROPPED_IN_RESPONSES: frozenset[str] = THINKING
+# Gemini's thoughts (with their signatures) likewise go back to Gemini only.
+DROPPED_IN_OPENAI: frozenset[str] = THINKING | {REASONING, GEMINI_THOUGHT}
+DROPPED_IN_ANTHROPIC: frozenset[str] = frozenset({REASONING, GEMINI_THOUGHT})
+DROPPED_IN_RESPONSES: frozenset[str] = THINKING | {GEMINI_THOUGHT}
+DROPPED_IN_GEMINI: frozenset[str] = THINKING | {REASONING}
 # Engine-internal block keys, removed before anything is sent.
 INTERNAL_STRING = "_string"
 INTERNAL_ARGUMENTS = "_arguments"

@@ -25,7 +25,7 @@ openai_responses` sends an item's `id` and `status` back with it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -37,6 +37,14 @@ from app.core.errors import (
     InvalidMessage,
     UnknownItemType,
     UnmatchedCallOutput,
+)
+from app.engine.gemini_in import (
+    OpenCalls,
+    gemini_message,
+    is_gemini,
+    open_calls_of,
+    positional_ids,
+    random_ids,
 )
 from app.engine.shapes import (
     EXTRA_KEY,
@@ -98,11 +106,18 @@ def _assistant_side(raw: Any, kind: str | None) -> bool:
     )
 
 
-def normalize_posted(raw: Sequence[Any]) -> list[Posted]:
+def normalize_posted(
+    raw: Sequence[Any],
+    open_calls: OpenCalls | None = None,
+    new_id: Callable[[int, int], str] = random_ids,
+) -> list[Posted]:
     """Validate a posted list (InvalidMessage and its item subclasses, with index and path)
-    and turn it into the messages to store, grouping assistant-side items."""
+    and turn it into the messages to store, grouping assistant-side items. `open_calls`: the
+    calls of the session's newest message, which a Gemini `functionResponse` without an id
+    may answer; `new_id` names a Gemini call posted without one."""
     out: list[Posted] = []
     group: list[int] = []
+    calls = open_calls or OpenCalls()
     for index, entry in enumerate(raw):
         kind = item_type(entry)
         if _assistant_side(entry, kind):
@@ -111,7 +126,11 @@ def normalize_posted(raw: Sequence[Any]) -> list[Posted]:
         if group:
             out.append(_assistant(raw, group))
             group = []
-        if kind is None:
+        if out and out[-1].message.role == "assistant":
+            calls = open_calls_of(out[-1].message)
+        if is_gemini(entry):
+            out.append(Posted(gemini_message(entry, index, calls, new_id), (index,)))
+        elif kind is None:
             out.append(Posted(normalize_message(entry, index), (index,)))
         elif kind == "message":
             out.append(Posted(_user_side(entry, index), (index,)))
@@ -124,8 +143,10 @@ def normalize_posted(raw: Sequence[Any]) -> list[Posted]:
     return out
 
 
-def unmatched_outputs(posted: Sequence[Posted]) -> dict[str, int]:
-    """Call id → index of each `tool` message answering no call made earlier in `posted`."""
+def unmatched_outputs(raw: Sequence[Any], posted: Sequence[Posted]) -> dict[str, int]:
+    """Call id → index of each result answering no call made earlier in `posted`: `tool`
+    messages, and the `functionResponse`s of Gemini contents (Anthropic `tool_result` blocks
+    are not looked up: an orphan among them is left out at read time)."""
     made: set[str] = set()
     unmatched: dict[str, int] = {}
     for entry in posted:
@@ -133,18 +154,28 @@ def unmatched_outputs(posted: Sequence[Posted]) -> dict[str, int]:
         made.update(str(call.get("id")) for call in message.tool_calls or ())
         if isinstance(message.content, list):
             made.update(str(b.get("id")) for b in message.content if b.get("type") == "tool_use")
-        if message.tool_call_id and message.tool_call_id not in made:
-            unmatched[message.tool_call_id] = entry.indexes[0]
+        results = [message.tool_call_id] if message.tool_call_id else []
+        if is_gemini(raw[entry.indexes[0]]) and isinstance(message.content, list):
+            results += [
+                str(b["tool_use_id"]) for b in message.content if b["type"] == "tool_result"
+            ]
+        for call_id in results:
+            if call_id not in made:
+                unmatched[call_id] = entry.indexes[0]
     return unmatched
 
 
 def refuse_unmatched(raw: Sequence[Any], unmatched: Mapping[str, int]) -> None:
-    """UnmatchedCallOutput for the first `function_call_output` item among `unmatched` (Chat
-    `tool` messages keep today's rule: an orphan is stored and left out at read time)."""
+    """UnmatchedCallOutput for the first `function_call_output` item or Gemini
+    `functionResponse` among `unmatched` (Chat `tool` messages keep today's rule: an orphan
+    is stored and left out at read time)."""
     for call_id, index in sorted(unmatched.items(), key=lambda pair: pair[1]):
         if item_type(raw[index]) == "function_call_output":
             reason = f"no function_call with call_id {call_id!r} in this post or the session"
             _fail(UnmatchedCallOutput, index, f"messages[{index}].call_id", reason)
+        if is_gemini(raw[index]):
+            reason = f"no functionCall with id {call_id!r} in this post or the session"
+            _fail(UnmatchedCallOutput, index, f"messages[{index}].parts", reason)
 
 
 def _unknown(kind: str) -> str:
@@ -352,8 +383,10 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
 def parse_messages(raw_messages: Sequence[Mapping[str, Any]]) -> list[Message]:
     """Validate (InvalidMessage → 422) and number posted messages; tokens not counted yet.
     A message's id is the index of its first posted entry (Responses items are grouped)."""
-    entries = normalize_posted(raw_messages)
-    refuse_unmatched(raw_messages, unmatched_outputs(entries))  # no session to look in
+    entries = normalize_posted(raw_messages, new_id=positional_ids)
+    refuse_unmatched(
+        raw_messages, unmatched_outputs(raw_messages, entries)
+    )  # no session to look in
     messages = []
     for position, posted in enumerate(entries):
         normalized = posted.message

@@ -10,6 +10,10 @@ carry"):
 - `openai_responses`: a `document` holding a PDF or a Chat `file` → `input_file`; a document
   by URL → `input_file` by URL; a text document → its title and text; `input_audio` →
   placeholder;
+- `gemini`: text, images, PDFs and audio as `inlineData` (base64) or `fileData` (a URL); a
+  text document → its title and text; a file by id → placeholder. Parts a Gemini client
+  posted (`gemini` blocks: other media, code execution) go back as posted, and elsewhere are
+  placeholders or readable notes;
 - every format but `anthropic`: provider-run tool blocks (`server_tool_use`,
   `…_tool_result`) → a readable note, never their `encrypted_content` (text.py).
 
@@ -20,11 +24,13 @@ None); placeholders and notes come from `text.block_text`.
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.content import Block
 from app.engine.entries import image_url
+from app.engine.gemini_in import GEMINI_KEY, GEMINI_PART, GEMINI_THOUGHT, part_extras
 from app.engine.text import block_text, document_text
 from app.engine.types import Message
 from app.tokens.media.blocks import media_blocks, media_ref
@@ -64,7 +70,7 @@ def to_anthropic(block: Block) -> Block | None:
     if kind == "file" and (pdf := _pdf_data(block)) is not None:
         source = {"type": "base64", "media_type": PDF, "data": pdf}
         return {"type": "document", "source": source, "title": _filename(block)}
-    return None if kind in ("file", "input_audio") else block
+    return None if kind in ("file", "input_audio", GEMINI_PART) else block
 
 
 def to_chat(block: Block) -> Block | None:
@@ -120,6 +126,33 @@ def to_responses(block: Block) -> Block | None:
     return None
 
 
+def to_gemini(block: Block) -> dict[str, Any] | None:
+    """The Gemini part of a user-turn block, or None when Gemini has none (a placeholder)."""
+    kind = block.get("type")
+    gemini = block.get(GEMINI_KEY)
+    if kind in (GEMINI_PART, GEMINI_THOUGHT):  # posted by a Gemini client: as posted
+        return dict(block["part"])
+    if kind == "text":
+        return {"text": str(block.get("text", "")), **part_extras(gemini)}
+    if kind == "document" and (text := document_text(block)) is not None:
+        return {"text": text}
+    ref = media_ref(block)
+    if ref is None or (ref.data is None and kind in ("file", "input_audio")):
+        return None
+    mime = ref.media_type or (gemini or {}).get("mimeType") or _guessed(ref.reference)
+    if ref.kind == "pdf":
+        mime = PDF
+    if ref.data is not None and mime:
+        return {"inlineData": {"mimeType": mime, "data": ref.data}, **part_extras(gemini)}
+    if ref.reference and ref.reference.startswith(("http://", "https://")) and mime:
+        return {"fileData": {"mimeType": mime, "fileUri": ref.reference}, **part_extras(gemini)}
+    return None
+
+
+def _guessed(url: str | None) -> str | None:
+    return mimetypes.guess_type(url.split("?", 1)[0])[0] if url else None
+
+
 def _url(block: Block) -> str:
     image = block.get("image_url")
     return str(image.get("url", "")) if isinstance(image, Mapping) else ""
@@ -131,7 +164,12 @@ def placeholder(block: Block, kind: str = "text") -> Block:
     return {"type": kind, "text": block_text(block) or f"[{block.get('type')}]"}
 
 
-CONVERT = {"anthropic": to_anthropic, "openai": to_chat, "openai_responses": to_responses}
+CONVERT = {
+    "anthropic": to_anthropic,
+    "openai": to_chat,
+    "openai_responses": to_responses,
+    "gemini": to_gemini,
+}
 
 
 def format_warnings(messages: Sequence[Message], fmt: str) -> list[str]:

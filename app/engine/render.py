@@ -16,6 +16,8 @@ provider rejects them anywhere else), then:
   other way); blocks the format cannot carry (DROPPED_IN_OPENAI) are dropped, never text.
 - openai_responses: OpenAI Responses input items (app/engine/responses.py); top-level
   `system` is the `instructions` string; one stored message may become several items;
+- gemini: Gemini `contents` (app/engine/gemini_out.py); top-level `system` is the string for
+  the request's `systemInstruction`; one content per stored message;
 - raw: the stored messages as dicts, system top-level.
 
 Reasoning items of the Responses API (stored as `reasoning` blocks) are carried only in
@@ -42,6 +44,7 @@ from app.core.content import Block
 from app.core.context_settings import SummaryPlacement
 from app.engine.entries import (
     DROPPED_IN_ANTHROPIC,
+    DROPPED_IN_GEMINI,
     DROPPED_IN_OPENAI,
     DROPPED_IN_RESPONSES,
     EMPTY_RESULT_TEXT,
@@ -53,6 +56,15 @@ from app.engine.entries import (
     text_block,
     without,
 )
+from app.engine.gemini_in import GEMINI_KEY
+from app.engine.gemini_out import to_contents
+from app.engine.gemini_tools import (
+    DECLARATION_KEYS,
+    declaration_schema,
+    declarations,
+    gemini_tools,
+    is_gemini_tool,
+)
 from app.engine.parts import placeholder, to_anthropic, to_chat
 from app.engine.responses import to_items
 from app.engine.text import block_text, content_text
@@ -60,7 +72,7 @@ from app.engine.types import Message
 from app.engine.units import rebuild
 from app.tokens.base import TokenCounter
 
-Format = Literal["anthropic", "openai", "openai_responses", "raw"]
+Format = Literal["anthropic", "openai", "openai_responses", "gemini", "raw"]
 
 SUMMARY_HEADER = "Summary of earlier conversation:\n"
 SUMMARY_PAIR_HEADER = "[Summary of earlier conversation]\n"
@@ -102,6 +114,8 @@ class Rendered:
     """Per output message: the stored message id it renders, or a SYNTHETIC tag."""
     system_parts: SystemParts = SystemParts()
     """`system` (openai: the system message's content) in its parts."""
+    merged: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """gemini: source → the later sources whose messages its output message also carries."""
 
 
 def summary_section(system_prompt: str | None, summary: str) -> str:
@@ -177,9 +191,49 @@ def render_tool(tool: Mapping[str, Any], fmt: Format) -> dict[str, Any]:
 def render_tools(
     tools: Sequence[Mapping[str, Any]] | None, fmt: Format
 ) -> list[dict[str, Any]] | None:
+    """The tools in `fmt`'s shape: Gemini's function declarations are one tool there and a tool
+    each elsewhere; a server tool goes only to its own provider (`dropped_tools`)."""
     if not tools:
         return None
-    return [render_tool(tool, fmt) for tool in tools]
+    if fmt == "raw":
+        return [dict(tool) for tool in tools]
+    if fmt == "gemini":
+        return gemini_tools([_function_spec(tool) for tool in tools], tools) or None
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if is_gemini_tool(tool):
+            out += [render_tool(_as_function(d), fmt) for d in declarations(tool)]
+        else:
+            out.append(render_tool(tool, fmt))
+    return out or None
+
+
+def _as_function(declaration: Mapping[str, Any]) -> dict[str, Any]:
+    """A Gemini function declaration as a (Responses-shaped) function tool."""
+    return {
+        "type": "function",
+        "name": declaration.get("name"),
+        "description": declaration.get("description", ""),
+        "parameters": declaration_schema(declaration),
+        "strict": False,
+    }
+
+
+def dropped_tools(tools: Sequence[Mapping[str, Any]] | None, fmt: Format) -> list[str]:
+    """A warning per server tool `fmt` cannot carry (Gemini's elsewhere, others' in Gemini)."""
+    if fmt == "raw":
+        return []
+    warnings = []
+    for tool in tools or ():
+        gemini = is_gemini_tool(tool)
+        if gemini and fmt != "gemini":
+            kinds = [k for k in tool if k not in DECLARATION_KEYS]
+        elif not gemini and fmt == "gemini" and _function_spec(tool) is None:
+            kinds = [str(tool.get("type") or tool.get("name"))]
+        else:
+            continue
+        warnings += [f"tool {kind} cannot be sent in format={fmt}: left out" for kind in kinds]
+    return warnings
 
 
 def render(
@@ -222,6 +276,11 @@ def render(
     if fmt == "openai_responses":
         out = to_items(without(entries, DROPPED_IN_RESPONSES, opaque_compactions=False))
         return Rendered(system, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
+    if fmt == "gemini":
+        continuation = (CONTINUATION_TEXT, SYNTHETIC_CONTINUATION)
+        out, merged = to_contents(without(entries, DROPPED_IN_GEMINI), continuation)
+        contents, sources = [c for c, _ in out], [s for _, s in out]
+        return Rendered(system, contents, rendered_tools, sources, parts, merged)
     head = [({"role": "system", "content": system}, SYNTHETIC_SYSTEM)] if system else []
     out = head + _openai(entries)
     return Rendered(None, [m for m, _ in out], rendered_tools, [s for _, s in out], parts)
@@ -294,7 +353,7 @@ def _anthropic(entries: list[Entry]) -> list[tuple[dict[str, Any], str]]:
 def _anthropic_block(block: Block) -> Block:
     """Drop engine-internal keys; a part the Messages API takes otherwise is converted
     (parts.py), else a placeholder."""
-    internal = (INTERNAL_ARGUMENTS, INTERNAL_STRING, INTERNAL_ITEM)
+    internal = (INTERNAL_ARGUMENTS, INTERNAL_STRING, INTERNAL_ITEM, GEMINI_KEY)
     clean = {k: v for k, v in block.items() if k not in internal}
     return to_anthropic(clean) or placeholder(clean)
 

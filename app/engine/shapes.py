@@ -19,6 +19,7 @@ from typing import Any, NoReturn, cast
 
 from app.core.content import Block, Content
 from app.core.errors import InvalidMessage, InvalidTools
+from app.engine.gemini_tools import DECLARATION_KEYS, is_gemini_tool
 from app.engine.types import Role
 
 ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
@@ -184,11 +185,33 @@ def validate_tools(tools: Any) -> list[dict[str, Any]]:
         raise InvalidTools("tools must be a list", {"path": "tools", "reason": "not a list"})
     seen: set[str] = set()
     for position, tool in enumerate(tools):
-        name = _tool_name(tool, f"tools[{position}]", position)
-        if name in seen:
-            _fail_tool(position, f"tools[{position}].name", f"duplicate tool name {name!r}")
-        seen.add(name)
+        for path, name in _tool_names(tool, f"tools[{position}]", position):
+            if name in seen:
+                _fail_tool(position, path, f"duplicate tool name {name!r}")
+            seen.add(name)
     return tools
+
+
+def _tool_names(tool: Any, path: str, position: int) -> list[tuple[str, str]]:
+    """(path, name) of each tool a definition holds: one, or a Gemini tool's declarations
+    (a Gemini server tool is named by its key: `googleSearch`)."""
+    if not (isinstance(tool, dict) and is_gemini_tool(tool)):
+        return [(f"{path}.name", _tool_name(tool, path, position))]
+    names = [(f"{path}.{key}", key) for key in tool if key not in DECLARATION_KEYS]
+    for key in DECLARATION_KEYS & tool.keys():
+        found = tool[key]
+        if not isinstance(found, list):
+            _fail_tool(position, f"{path}.{key}", "must be a list of function declarations")
+        for i, declaration in enumerate(found):
+            where = f"{path}.{key}[{i}]"
+            if not isinstance(declaration, dict):
+                _fail_tool(position, where, "a function declaration must be an object")
+            _require_name(declaration, where, position)
+            for schema in ("parameters", "parametersJsonSchema", "parameters_json_schema"):
+                if schema in declaration and not isinstance(declaration[schema], dict):
+                    _fail_tool(position, f"{where}.{schema}", "must be a JSON schema object")
+            names.append((f"{where}.name", str(declaration["name"])))
+    return names
 
 
 def _tool_name(tool: Any, path: str, position: int) -> str:

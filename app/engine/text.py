@@ -7,6 +7,7 @@ from typing import Any
 
 from app.core.content import Block, Content
 from app.engine.compaction import COMPACTION, summary_text
+from app.engine.gemini_in import GEMINI_PART, GEMINI_THOUGHT
 from app.engine.types import Message
 from app.tokens.media.blocks import MEDIA_BLOCK_TYPES, media_ref
 
@@ -33,6 +34,10 @@ def block_text(block: Block) -> str:
     if kind == COMPACTION:  # an Anthropic summary reads as one; a Responses item is opaque
         summary = summary_text(block)
         return f"{COMPACTION_NOTE}\n{summary}" if summary else ""
+    if kind == GEMINI_THOUGHT:  # Gemini's thought summary
+        return str(block.get("part", {}).get("text", ""))
+    if kind == GEMINI_PART and (note := _gemini_note(block.get("part"))) is not None:
+        return note
     if kind in MEDIA_BLOCK_TYPES:  # never its base64: a reader (or a summarizer) sees a label
         ref = media_ref(block)
         kind = ref.kind if ref is not None else "file"
@@ -42,6 +47,20 @@ def block_text(block: Block) -> str:
         parts = summary if isinstance(summary, list) else []
         return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     return _json(block)
+
+
+def _gemini_note(part: Any) -> str | None:
+    """Gemini's code execution as a reader sees it; None for media (labelled as media)."""
+    if not isinstance(part, dict):
+        return None
+    code, result = part.get("executableCode"), part.get("codeExecutionResult")
+    if isinstance(code, dict):
+        return f"[code ({str(code.get('language', '')).lower()})]\n{code.get('code', '')}"
+    if isinstance(result, dict):
+        return f"[code result: {result.get('outcome', '')}]\n{result.get('output', '')}"
+    if "inlineData" in part or "fileData" in part:
+        return None
+    return _json(part)
 
 
 def document_text(block: Block) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.engine.gemini_out import validate_gemini
 from app.engine.render import Format, Rendered
 from app.engine.responses import validate_responses
 
@@ -156,6 +157,11 @@ def violations(rendered: Rendered, fmt: Format) -> list[str]:
             problems.append("openai output has a top-level system")
         if sum(m.get("role") == "system" for m in rendered.messages) > 1:
             problems.append("more than one system message")
+        return problems
+    if fmt == "gemini":
+        problems = validate_gemini(rendered.messages)
+        if rendered.system is not None and not isinstance(rendered.system, str):
+            problems.append("gemini system is not a string")
         return problems
     if fmt == "openai_responses":
         problems = validate_responses(rendered.messages)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.context_settings import ContextOverrides
 from app.engine.render import Format
 from app.schemas.context import ContextUsage, ExplainItem
-from app.schemas.input_types import MessageJson, Text, TokenCount, ToolJson, check_tool_ids
+from app.schemas.input_types import (
+    MessageJson,
+    Text,
+    TokenCount,
+    ToolJson,
+    check_tool_ids,
+    gemini_contents,
+)
 
 
 class AssembleRequest(ContextOverrides):
@@ -17,7 +24,10 @@ class AssembleRequest(ContextOverrides):
 
     model_config = ConfigDict(extra="forbid", strict=True)  # JSON types as the schema says
 
-    messages: list[MessageJson] = Field(max_length=100_000)
+    messages: list[MessageJson] = Field(default_factory=list, max_length=100_000)
+    contents: list[MessageJson] | None = Field(
+        None, max_length=100_000, description="Gemini contents, in place of `messages`."
+    )
     system: Text | None = None
     summary: Text | None = None
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
@@ -33,6 +43,11 @@ class AssembleRequest(ContextOverrides):
     def _unique_tool_ids(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         check_tool_ids(messages)
         return messages
+
+    @model_validator(mode="after")
+    def _posted(self) -> Self:
+        self.messages, self.contents = gemini_contents(self.messages, self.contents) or [], None
+        return self
 
 
 class AssembleResponse(BaseModel):

@@ -190,6 +190,12 @@ def _tool_ids(message: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tupl
     for i, call in enumerate(tool_calls if isinstance(tool_calls, list) else ()):
         if isinstance(call, dict) and "id" in call:
             calls.append((f"tool_calls.{i}.id", call["id"]))
+    parts = message.get("parts")  # a Gemini content
+    for i, part in enumerate(parts if isinstance(parts, list) else ()):
+        for key, found in (("functionCall", calls), ("functionResponse", results)):
+            value = part.get(key, part.get(SNAKE_KEYS[key])) if isinstance(part, dict) else None
+            if isinstance(value, dict) and "id" in value:
+                found.append((f"parts.{i}.{key}.id", value["id"]))
     content = message.get("content")
     for i, block in enumerate(content if isinstance(content, list) else ()):
         if not isinstance(block, dict):
@@ -199,6 +205,24 @@ def _tool_ids(message: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tupl
         elif block.get("type") == "tool_result" and "tool_use_id" in block:
             results.append((f"content.{i}.tool_use_id", block["tool_use_id"]))
     return calls, results
+
+
+SNAKE_KEYS = {"functionCall": "function_call", "functionResponse": "function_response"}
+
+
+def gemini_contents(
+    messages: list[dict[str, Any]] | None, contents: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The posted messages: `messages`, or Gemini `contents` in their place (never both)."""
+    if contents is None:
+        return messages
+    if messages:
+        raise ValueError("give either 'messages' or Gemini 'contents', not both")
+    for index, content in enumerate(contents):
+        if not ("parts" in content and "content" not in content):
+            raise ValueError(f"contents[{index}]: a Gemini content has a role and parts")
+    check_tool_ids(contents)
+    return contents
 
 
 def check_tool_ids(messages: list[dict[str, Any]]) -> list[str]:

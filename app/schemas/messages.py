@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.schemas.input_types import MessageJson, check_tool_ids
+from app.schemas.input_types import MessageJson, check_tool_ids, gemini_contents
 
 # One request appends at most this many messages; larger imports page through.
 MAX_BATCH = 1000
 
 
 class MessagesAppend(BaseModel):
-    """Messages in Anthropic or OpenAI Chat shape, or OpenAI Responses input items, each with
-    optional `client_id` and `metadata`."""
+    """Messages in Anthropic or OpenAI Chat shape, OpenAI Responses input items or Gemini
+    contents, each with optional `client_id` and `metadata`; or Gemini `contents` alone."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    messages: list[MessageJson] = Field(min_length=1, max_length=MAX_BATCH)
+    messages: list[MessageJson] = Field(default_factory=list, max_length=MAX_BATCH)
+    contents: list[MessageJson] | None = Field(
+        None, max_length=MAX_BATCH, description="Gemini contents, in place of `messages`."
+    )
 
     @field_validator("messages")
     @classmethod
@@ -27,10 +30,13 @@ class MessagesAppend(BaseModel):
         check_tool_ids(messages)
         return messages
 
-    @property
-    def call_ids(self) -> list[str]:
-        """The tool call ids this batch makes (checked unique within it)."""
-        return check_tool_ids(self.messages)
+    @model_validator(mode="after")
+    def _posted(self) -> Self:
+        self.messages = gemini_contents(self.messages, self.contents) or []
+        self.contents = None
+        if not self.messages:
+            raise ValueError("give at least one message (in 'messages' or 'contents')")
+        return self
 
 
 class AppendedMessage(BaseModel):

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.input_types import MessageJson, Text
+from app.schemas.input_types import MessageJson, Text, gemini_contents
 
 
 class SummarizeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    messages: list[MessageJson] = Field(max_length=10_000)
+    messages: list[MessageJson] = Field(default_factory=list, max_length=10_000)
+    contents: list[MessageJson] | None = Field(
+        None, max_length=10_000, description="Gemini contents, in place of `messages`."
+    )
     previous_summary: Text | None = None
     strategy: Literal["auto", "rule", "llm", "hybrid"] | None = Field(
         None, description="Default: FOLDWISE_STRATEGY (auto: llm with a key, else rule)."
@@ -21,6 +24,11 @@ class SummarizeRequest(BaseModel):
         None, ge=50, le=100_000, description="Default: FOLDWISE_MAX_SUMMARY_TOKENS."
     )
     instructions: Text | None = Field(None, description="What the summary must keep (a focus).")
+
+    @model_validator(mode="after")
+    def _posted(self) -> Self:
+        self.messages, self.contents = gemini_contents(self.messages, self.contents) or [], None
+        return self
 
 
 class SummarizeResponse(BaseModel):

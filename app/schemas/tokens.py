@@ -6,7 +6,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.input_types import MessageJson, Text, ToolJson
+from app.schemas.input_types import MessageJson, Text, ToolJson, gemini_contents
 
 
 class CountTokensRequest(BaseModel):
@@ -16,11 +16,15 @@ class CountTokensRequest(BaseModel):
 
     text: Text | None = None
     messages: list[MessageJson] | None = Field(None, max_length=10_000)
+    contents: list[MessageJson] | None = Field(
+        None, max_length=10_000, description="Gemini contents, in place of `messages`."
+    )
     tools: list[ToolJson] | None = None
     model: Text | None = Field(None, description="Default: FOLDWISE_DEFAULT_MODEL.")
 
     @model_validator(mode="after")
     def _one_input(self) -> Self:
+        self.messages, self.contents = gemini_contents(self.messages, self.contents), None
         structured = self.messages is not None or self.tools is not None
         if (self.text is None) != structured:
             raise ValueError("give either 'text', or 'messages' and/or 'tools'")

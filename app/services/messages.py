@@ -25,6 +25,7 @@ from app.core.errors import (
 )
 from app.core.metrics import MESSAGES_APPENDED
 from app.core.settings import Settings
+from app.engine.gemini_in import OpenCalls, is_gemini, open_calls_of
 from app.engine.items import Posted, normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.responses import message_items
 from app.engine.shapes import NormalizedMessage
@@ -107,7 +108,7 @@ class MessageService:
     async def append(self, session_id: str, raw: Sequence[Mapping[str, Any]]) -> AppendResult:
         # Only what an append reads: not the summary, tools or served records.
         session = await self.sessions.get_or_raise(session_id, *APPEND_COLUMNS)
-        posted = normalize_posted(raw)
+        posted = normalize_posted(raw, await self._open_calls(session, raw))
         normalized = [p.message for p in posted]
         counter = self._counter(session)
         # Counting up to 8 MiB of text is CPU work: done in a thread (a short chat message on
@@ -149,6 +150,19 @@ class MessageService:
             MESSAGES_APPENDED.inc(len(new_rows))
         return AppendResult(messages=results)
 
+    async def _open_calls(
+        self, session: Session, raw: Sequence[Mapping[str, Any]]
+    ) -> OpenCalls | None:
+        """The calls of the session's newest message, read only when the post starts with a
+        Gemini user content whose function responses may answer them without an id."""
+        first = raw[0] if raw else None
+        if not (is_gemini(first) and first.get("role") == "user"):  # type: ignore[union-attr]
+            return None
+        newest = await self.messages.newest(session.pk)
+        if newest is None or newest.seq <= session.cleared_through_seq:
+            return None
+        return open_calls_of(newest)
+
     async def _refuse_reused_call_ids(
         self, session: Session, normalized: list[NormalizedMessage], stored: Mapping[str, Message]
     ) -> None:
@@ -176,7 +190,7 @@ class MessageService:
     ) -> None:
         """422 `unmatched_call_output` for a Responses `function_call_output` answering no call
         of this post nor of a stored message after the clear marker."""
-        unmatched = unmatched_outputs(posted)
+        unmatched = unmatched_outputs(raw, posted)
         if not unmatched:
             return
         known = await self.messages.call_ids_in_use(

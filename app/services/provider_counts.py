@@ -74,7 +74,8 @@ class ProviderCounter:
 
     def available(self, model: ModelInfo) -> bool:
         """True when a key for the model's provider is configured (anthropic:
-        settings.anthropic_api_key; openai: settings.openai_api_key)."""
+        settings.anthropic_api_key; openai: settings.openai_api_key). Never for gemini: no
+        count endpoint is asked for it here, its counts stay estimates."""
         return self._key(model) is not None
 
     async def count(

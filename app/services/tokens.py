@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.errors import InvalidMessage
+from app.engine.gemini_in import positional_ids
 from app.engine.items import normalize_posted, parse_messages
 from app.engine.render import Format, render
 from app.engine.shapes import validate_tools
@@ -18,6 +19,8 @@ from app.tokens.media.blocks import media_blocks
 from app.tokens.registry import ModelInfo
 
 # The shape each provider's count endpoint takes (Messages API; Responses input items).
+# Gemini's `models.countTokens` is not asked (no Gemini key setting yet): Gemini counts stay
+# estimates, calibrated by usage reports, and exact mode says so (`count_exactly`).
 PROVIDER_FORMAT: dict[str, Format] = {"anthropic": "anthropic", "openai": "openai_responses"}
 
 
@@ -52,7 +55,7 @@ def count_posted(
     """`text` as plain text, each message with its overhead (any accepted shape, Responses
     items grouped as at append), `tools` as a request's tool list."""
     result = PostedCount(counter.count_text(text) if text else 0)
-    for posted in normalize_posted(messages or []):
+    for posted in normalize_posted(messages or [], new_id=positional_ids):
         result.tokens += counter.count_message(posted.message)
         where = f"messages[{posted.indexes[0]}]"
         for path, block in media_blocks(posted.message.content, f"{where}.content"):
@@ -75,6 +78,12 @@ async def count_exactly(
 ) -> PostedCount:
     """Exact mode: `counted` replaced by the provider's own count of the same request (the
     messages and tools rendered as its API takes them), or kept with a warning saying why."""
+    if model.provider not in PROVIDER_FORMAT:  # Gemini: see PROVIDER_FORMAT
+        counted.notes.append(
+            f"exact mode: Foldwise cannot ask {model.provider}'s count endpoint yet; "
+            "counted by Foldwise's rules (an estimate)"
+        )
+        return counted
     if not provider.available(model):
         counted.notes.append(
             f"exact mode: no API key for {model.provider}; counted by Foldwise's rules"

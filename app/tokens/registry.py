@@ -10,12 +10,17 @@ A model id resolves, in order, to:
 2. a dated snapshot of an entry: the entry's name, then a date or tag (`-20250929`,
    `-2024-07-18`, `-0613`, `-latest`, `@20250929`, `:tag`), so `gpt-4o-mini-2024-07-18`
    counts as `gpt-4o-mini`;
-3. a family (`app/data/model_families.json`: `claude-…`, `gpt-5.x-…`, `o3-…`, …): a newer
-   model than this list knows, counted with its family's rules and a warning saying so
-   (`claude-sonnet-4-7` is not silently `claude-sonnet-4`, nor `gpt-4-32k` `gpt-4`);
+3. a family (`app/data/model_families.json`: `claude-…`, `gpt-5.x-…`, `o3-…`, `gemini-…`,
+   …): a newer model than this list knows, counted with its family's rules and a warning
+   saying so (`claude-sonnet-4-7` is not silently `claude-sonnet-4`, nor `gpt-4-32k` `gpt-4`);
 4. else 422 `unknown_model`, naming the closest known names of its provider.
 
 The resolved `ModelInfo.name` is always the id asked for: responses echo it, never another.
+
+Providers: `anthropic` (Claude), `openai` and `gemini` (Google). Only OpenAI models are counted
+with their own tokenizer (`exact`); Claude and Gemini tokenizers are not published, so their
+counts are estimates (Gemini's with `o200k_base`), each provider calibrated on its own
+(`ModelInfo.family`).
 """
 
 from __future__ import annotations
@@ -36,8 +41,8 @@ from app.core.settings import Settings
 from app.tokens.encodings import ENCODING_NAMES
 from app.tokens.media.rules import media_rules
 
-Provider = Literal["anthropic", "openai"]
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai")
+Provider = Literal["anthropic", "openai", "gemini"]
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "gemini")
 _FIELDS = (
     "name",
     "provider",
@@ -49,8 +54,14 @@ _FIELDS = (
     "media",
 )
 # The media rule of an entry that names none (a model added by configuration): the costliest
-# of its provider's generations, so its media are never under-counted.
-DEFAULT_MEDIA = {"anthropic": "claude-high-res", "openai": "openai-tiles-4o"}
+# of its provider's generations, so its media are never under-counted; for Gemini its newest
+# generation (a model configured now is a 3.x one; its flat 1,120 an image is less than 2.x's
+# tiles for images above 4 tiles).
+DEFAULT_MEDIA = {
+    "anthropic": "claude-high-res",
+    "openai": "openai-tiles-4o",
+    "gemini": "gemini-3",
+}
 # What may follow an entry's name in the id of one of its snapshots: a date (20250929,
 # 2024-07-18), a four-digit version (gpt-4-0613), `latest`, or anything after `@` or `:`.
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}|latest)\Z|[@:].*\Z", re.DOTALL)
@@ -74,7 +85,8 @@ class ModelInfo:
     max_output_tokens: int
     encoding: str
     exact: bool
-    """True only where `encoding` is the model's own tokenizer (OpenAI); Claude is estimated."""
+    """True only where `encoding` is the model's own tokenizer (OpenAI); Claude and Gemini are
+    estimated."""
     retires: str | None = None
     """The announced shutdown date (ISO) of a deprecated model."""
     media: str = "claude-standard"
@@ -85,8 +97,9 @@ class ModelInfo:
 
     @property
     def family(self) -> str:
-        """Calibration key: "anthropic" for Claude models, the encoding name for OpenAI."""
-        return "anthropic" if self.provider == "anthropic" else self.encoding
+        """Calibration key: the provider for estimated providers ("anthropic", "gemini": their
+        tokenizers are not the encoding they are counted with), the encoding name for OpenAI."""
+        return self.encoding if self.provider == "openai" else self.provider
 
 
 @dataclass(frozen=True)
@@ -146,6 +159,8 @@ def _provider_of(name: str) -> Provider | None:
         return "anthropic"
     if lowered.startswith(("gpt", "chatgpt", "o1", "o3", "o4", "codex")):
         return "openai"
+    if lowered.startswith("gemini-"):
+        return "gemini"
     return None
 
 
@@ -217,7 +232,8 @@ def _model_info(entry: dict[str, Any]) -> ModelInfo:
             raise ModelRegistryError(f"model {name!r}: {key} must be a positive integer")
     if entry["max_output_tokens"] > entry["context_window"]:
         raise ModelRegistryError(f"model {name!r}: max_output_tokens exceeds context_window")
-    # Only OpenAI models are counted with their real tokenizer, unless configured otherwise.
+    # Only OpenAI models are counted with their real tokenizer, unless configured otherwise
+    # (Claude and Gemini are estimates).
     exact = entry.get("exact", provider == "openai")
     if not isinstance(exact, bool):
         raise ModelRegistryError(f"model {name!r}: exact must be true or false")

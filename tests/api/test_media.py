@@ -226,3 +226,17 @@ class TestExactMode:
         body = await count(client, "claude-sonnet-4-6", user("hello"))
         assert body["counted_by"] == "rules" and fake.requests == []
         assert any("no API key for anthropic" in w for w in body["warnings"])
+
+    async def test_gemini_has_no_exact_mode_its_count_stays_an_estimate(
+        self, make_client: Any, fake: Any
+    ) -> None:
+        client = await self.exact_client(make_client, fake)
+        message = user([{"type": "text", "text": "what is on screen?"}, anthropic_image(SHOT)])
+        body = await count(client, "gemini-2.5-flash", message)
+        assert (body["counted_by"], body["exact"], fake.requests) == ("rules", False, [])
+        assert body["media_rule"] == "gemini-2"
+        assert body["media"][0]["tokens"] == 258 * 6  # 1280×800: 3 × 2 tiles of 533 px
+        (warning,) = body["warnings"]
+        assert "cannot ask gemini's count endpoint" in warning and "an estimate" in warning
+        gemini_3 = await count(client, "gemini-3-flash-preview", message)
+        assert gemini_3["media"][0]["tokens"] == 1120 and gemini_3["exact"] is False

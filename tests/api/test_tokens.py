@@ -51,6 +51,21 @@ class TestCountTokens:
         assert body["exact"] is True
         assert body["encoding"] == "o200k_base"
 
+    async def test_gemini_model_is_an_o200k_estimate(self, client: httpx.AsyncClient) -> None:
+        body = (
+            await client.post("/count-tokens", json={"text": "hi", "model": "gemini-2.5-flash"})
+        ).json()
+        gpt = (await client.post("/count-tokens", json={"text": "hi", "model": "gpt-4o"})).json()
+        assert (body["exact"], body["counted_by"], body["warnings"]) == (False, "rules", [])
+        assert (body["encoding"], body["media_rule"]) == ("o200k_base", "gemini-2")
+        assert body["tokens"] == gpt["tokens"]  # o200k_base, but not Gemini's own tokenizer
+        newer = (
+            await client.post("/count-tokens", json={"text": "hi", "model": "gemini-9-ultra"})
+        ).json()
+        assert (newer["exact"], newer["media_rule"]) == (False, "gemini-3")
+        (warning,) = newer["warnings"]
+        assert "the gemini family" in warning
+
     async def test_messages_include_per_message_overhead(self, client: httpx.AsyncClient) -> None:
         text = (await client.post("/count-tokens", json={"text": "hello"})).json()["tokens"]
         messages = (await client.post("/count-tokens", json={"messages": [user("hello")]})).json()[
@@ -117,6 +132,13 @@ class TestModels:
         by_name = {m["name"]: m for m in models}
         assert by_name["claude-sonnet-4-5"]["retires"] == "2026-11-30"
         assert by_name["claude-sonnet-4-6"]["deprecated"] is False
+        assert by_name["gemini-2.5-flash"] == {
+            "name": "gemini-2.5-flash", "provider": "gemini", "context_window": 1_048_576,
+            "max_output_tokens": 65_536, "encoding": "o200k_base", "exact": False,
+            "media": "gemini-2", "retires": "2026-12-01", "deprecated": True,
+        }  # fmt: skip
+        assert by_name["gemini-3-flash-preview"]["media"] == "gemini-3"
+        assert {m["provider"] for m in models} == {"anthropic", "openai", "gemini"}
 
 
 class TestOneCountingRule:

@@ -60,6 +60,23 @@ class TestCalibration:
         await report(client, "a", input_tokens=estimate * 3)  # clamped to 2.0
         assert (await context(client, "b"))["usage"]["calibration"]["ratio"] == 2.0
 
+    async def test_gemini_calibrates_gemini_models_not_openais_o200k_ones(
+        self, client: httpx.AsyncClient, recorder: RecordingSummarizer
+    ) -> None:
+        """Gemini is counted with o200k_base like GPT-4o, but its tokenizer is not that one:
+        its reports learn a ratio of its own."""
+        for session_id, model in (("g", "gemini-2.5-flash"), ("g3", "gemini-3-flash-preview"),
+                                  ("o", "gpt-4o")):  # fmt: skip
+            await create_session(client, id=session_id, model=model)
+            await append(client, session_id, *turns(2, words=20))
+        estimate = (await context(client, "g"))["usage"]["estimated_tokens"]
+        learned = (await report(client, "g", input_tokens=round(estimate * 1.5))).json()
+        ratio = round(estimate * 1.5) / estimate
+        assert learned["calibration"] == {"family": "gemini", "ratio": ratio, "samples": 1}
+        assert (await context(client, "g3"))["usage"]["calibration"] == learned["calibration"]
+        openai = (await context(client, "o"))["usage"]["calibration"]
+        assert openai == {"family": "o200k_base", "ratio": 1.0, "samples": 0}
+
     async def test_no_context_served_for_that_model_is_409(self, client: httpx.AsyncClient) -> None:
         await create_session(client, id="s")
         response = await report(client, "s", input_tokens=100)

@@ -21,6 +21,7 @@ from tests.support.media import b64, pdf_bytes, png, wav_bytes
 from tests.support.official_types import (
     assert_official_anthropic,
     assert_official_chat,
+    assert_official_gemini,
     assert_official_items,
 )
 
@@ -65,7 +66,8 @@ RESULTS = {
         }
     ],
 }
-FORMATS = ("anthropic", "openai", "openai_responses")
+FORMATS = ("anthropic", "openai", "openai_responses", "gemini")
+FILE_BY_ID = {"type": "file", "file": {"file_id": "file-abc"}}
 
 
 def context(raw: list[dict[str, Any]], fmt: str) -> AssemblyResult:
@@ -83,11 +85,17 @@ OFFICIAL = {
     "anthropic": assert_official_anthropic,
     "openai": assert_official_chat,
     "openai_responses": assert_official_items,
+    "gemini": assert_official_gemini,
 }
 
 
 def official(result: AssemblyResult, fmt: str) -> None:
     OFFICIAL[fmt](result.messages)
+
+
+def sent_parts(result: AssemblyResult, fmt: str) -> list[dict[str, Any]]:
+    last = result.messages[-1]
+    return list(last["parts"] if fmt == "gemini" else last["content"])
 
 
 def user(*blocks: dict[str, Any]) -> dict[str, Any]:
@@ -147,29 +155,48 @@ def user(*blocks: dict[str, Any]) -> dict[str, Any]:
             {"type": "input_text", "text": "spec.md\n\nRule 1: be kind."},
         ),
         ("openai", AUDIO, AUDIO),
+        ("gemini", PDF_DOCUMENT, {"inlineData": {"mimeType": "application/pdf", "data": PDF}}),
+        ("gemini", CHAT_PDF, {"inlineData": {"mimeType": "application/pdf", "data": PDF}}),
+        ("gemini", IMAGE, {"inlineData": {"mimeType": "image/png", "data": png(8, 8)}}),
+        (
+            "gemini",
+            AUDIO,
+            {"inlineData": {"mimeType": "audio/wav", "data": b64(wav_bytes(1.0))}},
+        ),
+        (
+            "gemini",
+            URL_DOCUMENT,
+            {"fileData": {"mimeType": "application/pdf", "fileUri": "https://x.test/a.pdf"}},
+        ),
+        ("gemini", TEXT_DOCUMENT, {"text": "spec.md\n\nRule 1: be kind."}),
     ],
 )
 def test_faithful_conversions(fmt: str, block: dict[str, Any], expected: dict[str, Any]) -> None:
     result = context([user(block)], fmt)
-    assert expected in result.messages[-1]["content"]
+    assert expected in sent_parts(result, fmt)
     assert result.warnings == ()
     official(result, fmt)
 
 
 @pytest.mark.parametrize(
     ("fmt", "block"),
-    [("anthropic", AUDIO), ("openai_responses", AUDIO), ("openai", URL_DOCUMENT)],
+    [
+        ("anthropic", AUDIO),
+        ("openai_responses", AUDIO),
+        ("openai", URL_DOCUMENT),
+        ("gemini", FILE_BY_ID),
+    ],
 )
 def test_what_cannot_go_is_a_placeholder_with_a_warning(fmt: str, block: dict[str, Any]) -> None:
     result = context([user(block)], fmt)
     sent = json.dumps(result.messages)
-    assert '"input_audio"' not in sent and '"document"' not in sent
+    assert '"input_audio"' not in sent and '"document"' not in sent and "file-abc" not in sent
     (warning,) = result.warnings
     assert f"format={fmt}" in warning and "placeholder" in warning
     official(result, fmt)
 
 
-@pytest.mark.parametrize("fmt", ["openai", "openai_responses"])
+@pytest.mark.parametrize("fmt", ["openai", "openai_responses", "gemini"])
 def test_server_tool_blocks_become_a_readable_note(fmt: str) -> None:
     raw: list[dict[str, Any]] = [
         {"role": "user", "content": "Find flights"},
@@ -218,10 +245,11 @@ def test_random_mixed_parts_always_validate(turns: list[list[dict[str, Any]]], f
     sent = json.dumps(result.messages)
     placeholders = len(result.warnings)
     carried = {
-        "anthropic": ('"document"', '"image"'),
-        "openai": ('"file"', '"input_audio"', '"image_url"'),
-        "openai_responses": ('"input_file"', '"input_image"'),
+        "anthropic": ('"type": "document"', '"type": "image"'),
+        "openai": ('"type": "file"', '"type": "input_audio"', '"type": "image_url"'),
+        "openai_responses": ('"type": "input_file"', '"type": "input_image"'),
+        "gemini": ('"inlineData":', '"fileData":'),
     }[fmt]
     media = sum(len(blocks) for blocks in turns)
     as_text = sent.count("Rule 1: be kind.") if fmt != "anthropic" else 0  # text documents
-    assert sum(sent.count(f'"type": {c}') for c in carried) + as_text + placeholders == media
+    assert sum(sent.count(c) for c in carried) + as_text + placeholders == media

@@ -40,6 +40,9 @@ def open_session(page: Any, server: Server, session_id: str) -> None:
 
 # Every mounted row shows its stored message (read a page at a time as it comes into view).
 LOADED = "() => [...document.querySelectorAll('.vlist article.msg')].every(a => a.dataset.role)"
+# The list repaints on the animation frame after a scroll; two frames later the rows it mounts
+# are the ones for the new position (reading earlier saw the old rows and skipped some).
+PAINTED = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
 def listed(page: Any) -> dict[str, dict[str, str]]:
@@ -47,6 +50,7 @@ def listed(page: Any) -> dict[str, dict[str, str]]:
     rows: dict[str, dict[str, str]] = {}
     page.locator(".vlist").evaluate("list => (list.scrollTop = 0)")
     while True:
+        page.evaluate(PAINTED)
         page.wait_for_function(LOADED)
         for row in page.locator(".vlist article.msg").evaluate_all(
             "rows => rows.map(r => ({...r.dataset}))"

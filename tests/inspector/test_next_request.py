@@ -15,6 +15,7 @@ import pytest
 
 from tests.inspector.conftest import DEMO, KEY_A, seed_fold_due
 from tests.inspector.pages import api, listed, number, open_session, sign_in
+from tests.support.official_types import assert_official_gemini
 from tests.support.servers import Server
 
 pytestmark = pytest.mark.slow
@@ -177,6 +178,22 @@ def test_the_request_tab_is_the_exact_provider_body(page: Any, server: Server) -
         "tools": openai["tools"],
     }
     assert body["messages"][0]["role"] == "system"
+
+    # Gemini: contents, the system as systemInstruction, the model in the URL.
+    page.get_by_label("Format").select_option("gemini")
+    page.locator("#request-summary", has_text=":generateContent").wait_for(state="attached")
+    page.get_by_role("tab", name="Request").click()
+    body = json.loads(page.locator("#request-code").inner_text())
+    gemini = api(server, f"/sessions/{DEMO}/context", dry_run="true", format="gemini")
+    assert body["contents"] == gemini["messages"]
+    assert body["systemInstruction"] == {"parts": [{"text": gemini["system"]}]}
+    assert body["generationConfig"] == {
+        "maxOutputTokens": gemini["usage"]["reserved_output_tokens"]
+    }
+    assert (
+        f"models/{gemini['model']}:generateContent" in page.locator("#request-summary").inner_text()
+    )
+    assert_official_gemini(body["contents"], gemini["system"], body.get("tools"))
 
 
 def test_the_smaller_numbers(page: Any, server: Server) -> None:

@@ -1,11 +1,14 @@
 """Fake model providers on loopback for the real SDKs (no network): the Anthropic Messages
-API (`/v1/messages`), the OpenAI Responses API (`/v1/responses`) and Chat Completions
-(`/v1/chat/completions`). Each records the request bodies it got and answers by one rule:
+API (`/v1/messages`), the OpenAI Responses API (`/v1/responses`), Chat Completions
+(`/v1/chat/completions`) and Gemini's generateContent (`/v1beta/models/{model}:generateContent`;
+like Gemini 3, it refuses a function call sent back without the `thoughtSignature` it came
+with). Each records the request bodies it got and answers by one rule:
 after a tool result, report it; asked about the weather with tools on offer, call
 `get_weather`; otherwise acknowledge the last user text."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import uuid
@@ -25,6 +28,16 @@ def _text(content: Any) -> str:
     return ""
 
 
+def signature_bytes(signature: str) -> bytes:
+    """A signature's bytes, from either base64 alphabet (the SDK dumps the URL-safe one)."""
+    return base64.b64decode(signature.replace("-", "+").replace("_", "/"))
+
+
+def signed(part: dict[str, Any]) -> bytes | None:
+    signature = part.get("thoughtSignature")
+    return signature_bytes(signature) if isinstance(signature, str) else None
+
+
 def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
@@ -36,7 +49,9 @@ class FakeProviders(LoopbackServer):
             "messages": [],
             "responses": [],
             "chat": [],
+            "gemini": [],
         }
+        self.signatures: dict[str, str] = {}  # the signature each Gemini call came with
         self._lock = threading.Lock()
 
     def handle(
@@ -50,6 +65,14 @@ class FakeProviders(LoopbackServer):
             kind, answer = "responses", self._responses(request)
         elif method == "POST" and route == "/v1/chat/completions":
             kind, answer = "chat", self._chat(request)
+        elif method == "POST" and route.endswith(":generateContent"):
+            with self._lock:
+                self.requests["gemini"].append(request)
+            refused = self._unsigned(request)
+            if refused:
+                error = {"error": {"code": 400, "message": refused, "status": "INVALID_ARGUMENT"}}
+                return 400, JSON, json.dumps(error).encode()
+            return 200, JSON, json.dumps(self._gemini(request)).encode()
         else:
             return 404, JSON, b'{"error": {"message": "no such route", "type": "not_found"}}'
         with self._lock:
@@ -166,6 +189,40 @@ class FakeProviders(LoopbackServer):
                 }
             ],
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        }
+
+    def _unsigned(self, request: dict[str, Any]) -> str | None:
+        """Gemini 3's rule: a function call of the model goes back with its signature."""
+        for content in request.get("contents", []):
+            for part in content.get("parts", []):
+                call = part.get("functionCall")
+                expected = self.signatures.get(call["name"]) if call else None
+                if expected is not None and signed(part) != signature_bytes(expected):
+                    return f"Function call is missing a thought_signature: {call['name']}"
+        return None
+
+    def _gemini(self, request: dict[str, Any]) -> dict[str, Any]:
+        last = request["contents"][-1]
+        answer = next(
+            (p["functionResponse"] for p in last["parts"] if "functionResponse" in p), None
+        )
+        text = " ".join(p.get("text", "") for p in last["parts"])
+        parts: list[dict[str, Any]]
+        if answer is not None:
+            parts = [{"text": f"The tool says: {answer['response'].get('output')}"}]
+        elif request.get("tools") and "weather" in text.lower():
+            signature = base64.b64encode(uuid.uuid4().bytes).decode()
+            self.signatures["get_weather"] = signature
+            call = {"name": "get_weather", "args": {"city": "Paris"}}
+            parts = [{"functionCall": call, "thoughtSignature": signature}]
+        else:
+            parts = [{"text": f"Noted: {text[:80]}"}]
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10},
+            "modelVersion": "gemini-3-flash-preview",
         }
 
 

@@ -44,6 +44,24 @@ O200K = [
     "o1",
 ]
 CL100K = ["gpt-4-turbo", "gpt-4", "gpt-3.5-turbo"]
+GEMINI_3 = [
+    "gemini-3.8-flash",
+    "gemini-3.7-flash",
+    "gemini-3.6-flash",
+    "gemini-3.5-flash",
+    "gemini-3.5-flash-lite",
+    "gemini-3.1-pro-preview",
+    "gemini-3.1-flash-lite",
+    "gemini-3-flash-preview",
+    "gemini-3-pro-preview",
+]
+GEMINI_2 = [
+    "gemini-2.5-pro",
+    "gemini-2.5-flash",
+    "gemini-2.5-flash-lite",
+    "gemini-2.0-flash",
+    "gemini-2.0-flash-lite",
+]
 
 
 def _registry(models_file: str | None = None) -> ModelRegistry:
@@ -70,9 +88,29 @@ class TestPackaged:
                 assert (model.provider, model.encoding, model.exact) == ("openai", encoding, True)
                 assert model.family == encoding
 
+    def test_gemini_models_are_o200k_estimates_with_1m_windows(self) -> None:
+        for names, media in ((GEMINI_3, "gemini-3"), (GEMINI_2, "gemini-2")):
+            for name in names:
+                model = _registry().get(name)
+                assert (model.provider, model.encoding, model.exact, model.media) == (
+                    "gemini",
+                    "o200k_base",
+                    False,
+                    media,
+                )
+                assert model.context_window == 1_048_576
+                assert model.family == "gemini"  # not "o200k_base": not OpenAI's calibration
+        assert _registry().get("gemini-2.5-flash").max_output_tokens == 65_536
+        assert _registry().get("gemini-2.0-flash").max_output_tokens == 8_192
+        assert _registry().get("gemini-2.0-flash-lite").retires == "2026-06-01"
+
+    def test_families_split_by_provider(self) -> None:
+        families = {_registry().get(name).family for name in CLAUDE + O200K + CL100K + GEMINI_2}
+        assert families == {"anthropic", "o200k_base", "cl100k_base", "gemini"}
+
     def test_all_lists_every_model_once(self) -> None:
         names = [model.name for model in _registry().all()]
-        assert sorted(names) == sorted(set(CLAUDE + O200K + CL100K))
+        assert sorted(names) == sorted(set(CLAUDE + O200K + CL100K + GEMINI_3 + GEMINI_2))
 
 
 class TestResolution:
@@ -108,6 +146,10 @@ class TestResolution:
             ("gpt-6.2-astra-law", "gpt-6", 400_000),
             ("o3-deep-research", "o-series", 200_000),
             ("gpt-daybreak-red-latest", "gpt-named", 128_000),
+            ("gemini-9-ultra", "gemini", 1_048_576),
+            ("gemini-3.9-pro-preview", "gemini", 1_048_576),
+            ("gemini-flash-latest", "gemini", 1_048_576),
+            ("gemini-2.0-flash-001", "gemini-2", 1_048_576),
         ],
     )
     def test_a_newer_model_of_a_known_family_gets_its_rules_and_a_warning(
@@ -117,6 +159,31 @@ class TestResolution:
         assert (model.name, model.context_window) == (model_id, window)
         assert model.warning is not None and f"the {family} family" in model.warning
 
+    def test_an_unknown_gemini_is_a_gemini_3_estimate(self) -> None:
+        model = _registry().get("gemini-9-ultra")
+        assert (model.provider, model.encoding, model.exact) == ("gemini", "o200k_base", False)
+        assert (model.media, model.max_output_tokens) == ("gemini-3", 65_536)
+        assert model.family == "gemini"
+        assert _registry().get("gemini-2.5-flash-preview-09-2025").media == "gemini-2"
+
+    @pytest.mark.parametrize(
+        "model_id",
+        [
+            "gemini-1.5-pro",  # shut down long ago: a 2M window, not the family's
+            "gemini-pro",
+            "gemini-3-pro-image-preview",  # image, speech and live models have other limits
+            "gemini-2.5-flash-preview-tts",
+            "gemini-2.5-flash-native-audio-preview-12-2025",
+            "gemini-3.8-live",
+            "gemini-embedding-001",
+        ],
+    )
+    def test_gemini_ids_of_other_limits_are_not_given_the_familys(self, model_id: str) -> None:
+        with pytest.raises(UnknownModel) as caught:
+            _registry().get(model_id)
+        suggestions = caught.value.details["suggestions"]
+        assert all(name.startswith("gemini-") for name in suggestions)
+
     @pytest.mark.parametrize(
         ("model_id", "suggested"),
         [
@@ -124,6 +191,7 @@ class TestResolution:
             ("gpt-4o2", "gpt-4o"),
             ("gpt-4.5-preview", "gpt-4.1-mini"),
             ("claude-2", "claude-opus-4"),
+            ("gemini-1.5-flash", "gemini-2.5-flash"),
             ("llama-3", None),
         ],
     )
@@ -189,6 +257,26 @@ class TestOverrides:
             )
         )
         assert _registry(str(path)).get("my-claude").exact is False
+
+    def test_a_configured_gemini_is_an_estimate_with_gemini_3_media(self) -> None:
+        inline = json.dumps(
+            [
+                {
+                    "name": "gemini-4-pro",
+                    "provider": "gemini",
+                    "context_window": 2_097_152,
+                    "max_output_tokens": 65_536,
+                    "encoding": "o200k_base",
+                }
+            ]
+        )
+        model = _registry(inline).get("gemini-4-pro")
+        assert (model.exact, model.media, model.family, model.warning) == (
+            False,
+            "gemini-3",
+            "gemini",
+            None,
+        )
 
     def test_cached_per_models_file_value(self) -> None:
         assert _registry() is _registry()

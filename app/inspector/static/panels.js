@@ -2,7 +2,7 @@
 // provider request, the summary history, and the tabs that hold the list and the request.
 import { fmt, h, pct, when } from "./dom.js";
 import { lineDiff } from "./diff.js";
-import { breakpoints, PROVIDERS, requestBody, snippet } from "./request.js";
+import { breakpoints, providerUrl, requestBody, snippet } from "./request.js";
 
 export function budgetBar(usage) {
   // To scale: the budget's parts, then the reserved output; the threshold ends both.
@@ -126,14 +126,14 @@ export function foldNote(ctx, fold) {
 export function requestView(ctx) {
   const body = requestBody(ctx);
   if (!body) {
-    return h("p", { class: "muted", id: "request-none", text: "The raw format is not a provider's request: choose anthropic, openai or openai_responses above." });
+    return h("p", { class: "muted", id: "request-none", text: "The raw format is not a provider's request: choose anthropic, openai, openai_responses or gemini above." });
   }
   const code = h("pre", { class: "code", id: "request-code", tabindex: "0", "aria-label": "Request" });
   const status = h("span", { class: "muted", role: "status", id: "copy-status" });
   let kind = "json";
   const choose = (next) => {
     kind = next;
-    code.textContent = snippet(kind, ctx.format, body);
+    code.textContent = snippet(kind, ctx.format, body, ctx.model);
     for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.kind === kind));
   };
   const buttons = [["json", "JSON"], ["curl", "curl"], ["python", "Python"], ["typescript", "TypeScript"]].map(([k, label]) =>
@@ -157,7 +157,7 @@ export function requestView(ctx) {
   return h(
     "div",
     {},
-    h("p", { class: "muted", id: "request-summary", text: `POST ${PROVIDERS[ctx.format].url} · ${fmt(body.messages?.length ?? body.input.length)} messages · ${breakpoints(body)} cache_control breakpoints` }),
+    h("p", { class: "muted", id: "request-summary", text: `POST ${providerUrl(ctx.format, ctx.model)} · ${fmt((body.messages ?? body.input ?? body.contents).length)} messages · ${breakpoints(body)} cache_control breakpoints` }),
     h("div", { class: "row", role: "group", "aria-label": "Show the request as" }, buttons, copy, status),
     code,
   );

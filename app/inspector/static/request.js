@@ -20,7 +20,41 @@ export const PROVIDERS = {
     python: ["from openai import OpenAI", "", "client = OpenAI()", "response = client.responses.create(**body)"],
     typescript: ['import OpenAI from "openai";', "", "const client = new OpenAI();", "const response = await client.responses.create(body);"],
   },
+  gemini: {
+    url: "https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
+    headers: ["x-goog-api-key: $GEMINI_API_KEY"],
+    python: [
+      "from google import genai",
+      "",
+      "client = genai.Client()",
+      "response = client.models.generate_content(",
+      "    model=MODEL,",
+      '    contents=body["contents"],',
+      "    config={",
+      '        "system_instruction": body.get("systemInstruction"),',
+      '        "tools": body.get("tools"),',
+      '        "max_output_tokens": body["generationConfig"]["maxOutputTokens"],',
+      "    },",
+      ")",
+    ],
+    typescript: [
+      'import { GoogleGenAI } from "@google/genai";',
+      "",
+      "const ai = new GoogleGenAI({});",
+      "const { contents, systemInstruction, tools, generationConfig } = body;",
+      "const response = await ai.models.generateContent({",
+      "  model: MODEL,",
+      "  contents,",
+      "  config: { systemInstruction, tools, maxOutputTokens: generationConfig.maxOutputTokens },",
+      "});",
+    ],
+  },
 };
+
+/** Where `format`'s request goes (Gemini names the model in the path). */
+export function providerUrl(format, model) {
+  return PROVIDERS[format].url.replace("{model}", encodeURIComponent(model));
+}
 
 /** The provider request body for `ctx` (a GET …/context response), or null for `raw`. */
 export function requestBody(ctx) {
@@ -32,6 +66,10 @@ export function requestBody(ctx) {
   }
   if (ctx.format === "openai") {
     return { model: ctx.model, max_completion_tokens: out, messages: ctx.messages, ...tools };
+  }
+  if (ctx.format === "gemini") {
+    const system = ctx.system ? { systemInstruction: { parts: [{ text: ctx.system }] } } : {};
+    return { contents: ctx.messages, ...system, ...tools, generationConfig: { maxOutputTokens: out } };
   }
   if (ctx.format === "openai_responses") {
     const instructions = ctx.system ? { instructions: ctx.system } : {};
@@ -67,15 +105,16 @@ function python(value, indent = "") {
   return JSON.stringify(value);
 }
 
-export function snippet(kind, format, body) {
+export function snippet(kind, format, body, model = "") {
   const provider = PROVIDERS[format];
   const json = JSON.stringify(body, null, 2);
   if (kind === "json") return json;
   if (kind === "curl") {
     const headers = [...provider.headers, "content-type: application/json"].map((x) => `  -H "${x}" \\`);
     // A quoted here-document: the body goes through the shell untouched.
-    return [`curl ${provider.url} \\`, ...headers, "  --data-binary @- <<'FOLDWISE_BODY'", json, "FOLDWISE_BODY"].join("\n");
+    return [`curl ${providerUrl(format, model)} \\`, ...headers, "  --data-binary @- <<'FOLDWISE_BODY'", json, "FOLDWISE_BODY"].join("\n");
   }
-  if (kind === "python") return [provider.python[0], "", `body = ${python(body)}`, ...provider.python.slice(1)].join("\n");
-  return [provider.typescript[0], "", `const body = ${json};`, ...provider.typescript.slice(1)].join("\n");
+  const named = (lines) => lines.map((line) => line.replace("MODEL", JSON.stringify(model)));
+  if (kind === "python") return [provider.python[0], "", `body = ${python(body)}`, ...named(provider.python.slice(1))].join("\n");
+  return [provider.typescript[0], "", `const body = ${json};`, ...named(provider.typescript.slice(1))].join("\n");
 }

@@ -10,7 +10,7 @@ import { confirmAction, renderError, updateWho } from "./app.js";
 const SENT = ["included", "pruned", "truncated"];
 const STATUSES = [...SENT, "summarized", "compacted", "dropped", "cleared"];
 const ROLES = ["user", "assistant", "system", "tool"];
-const FORMATS = ["anthropic", "openai", "openai_responses", "raw"];
+const FORMATS = ["anthropic", "openai", "openai_responses", "gemini", "raw"];
 // Groups after the sent messages, and whether they start open.
 const GROUPS = [
   ["summarized", "Summarized: folded into the summary, not sent", false],

@@ -5,7 +5,9 @@ Shapes read (as clients post them, stored verbatim):
   documents also `text` (a plain-text document) and `content` (a document of text blocks);
 - OpenAI Chat Completions parts: `image_url` (a data URI or a URL, with `detail`),
   `input_audio` (`data`, `format`), `file` (`file_data` data URI, or `file_id`);
-- OpenAI Responses parts kept as posted: `input_image`, `input_file`.
+- OpenAI Responses parts kept as posted: `input_image`, `input_file`;
+- Gemini media kept as posted (`gemini` blocks: audio, video, uploaded files): `inlineData`
+  (`mimeType`, `data`) or `fileData` (`mimeType`, `fileUri`) of the part.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 MEDIA_BLOCK_TYPES = frozenset(
-    {"image", "document", "image_url", "input_image", "input_audio", "file", "input_file"}
+    {"image", "document", "image_url", "input_image", "input_audio", "file", "input_file", "gemini"}
 )
 # A data URI's `data:<media type>;base64,` is looked for this far in.
 MAX_DATA_HEADER = 256
@@ -50,7 +52,7 @@ def media_blocks(content: Any, path: str = "content") -> Iterator[tuple[str, Map
         if not isinstance(block, Mapping):
             continue
         kind = block.get("type")
-        if kind in MEDIA_BLOCK_TYPES:
+        if kind in MEDIA_BLOCK_TYPES and (kind != "gemini" or _gemini(block.get("part"))):
             yield f"{path}[{index}]", block
         elif kind == "tool_result":
             yield from media_blocks(block.get("content"), f"{path}[{index}].content")
@@ -85,7 +87,28 @@ def media_ref(block: Mapping[str, Any]) -> MediaRef | None:
     if kind in ("file", "input_file"):
         file = block.get("file", block)
         return _file(file if isinstance(file, Mapping) else {})
+    if kind == "gemini":
+        return _gemini(block.get("part"))
     return None
+
+
+def _gemini(part: Any) -> MediaRef | None:
+    """A Gemini part's media, or None (code execution and other parts are not media)."""
+    if not isinstance(part, Mapping):
+        return None
+    media = part.get("inlineData", part.get("fileData"))
+    if not isinstance(media, Mapping):
+        return None
+    mime = media.get("mimeType")
+    mime = mime if isinstance(mime, str) else None
+    kind: MediaKind = "file"
+    if mime and mime.startswith(("image/", "audio/")):
+        kind = "image" if mime.startswith("image/") else "audio"
+    elif mime == "application/pdf":
+        kind = "pdf"
+    if isinstance(media.get("data"), str):
+        return MediaRef(kind, mime, data=media["data"])
+    return MediaRef(kind, mime, reference=str(media.get("fileUri", "(no data)"))[:200])
 
 
 def _anthropic(block: Mapping[str, Any], kind: str) -> MediaRef | None:

@@ -21,6 +21,14 @@ export interface OpenAIResponsesParams {
     input: ProviderJson[];
     tools?: ProviderJson[];
 }
+export interface GeminiParams {
+    model: string;
+    contents: ProviderJson[];
+    config?: {
+        systemInstruction?: string;
+        tools?: ProviderJson[];
+    };
+}
 export interface ContextParams {
     /**
      * For `anthropic.messages.create(...)` of a context fetched with `format: 'anthropic'`.
@@ -39,6 +47,10 @@ export interface ContextParams {
     openaiResponsesParams(options?: {
         model?: string;
     }): OpenAIResponsesParams;
+    /** For `ai.models.generateContent(...)` of @google/genai (`format: 'gemini'`): contents, and a config with systemInstruction and tools. */
+    geminiParams(options?: {
+        model?: string;
+    }): GeminiParams;
 }
 interface Rendered {
     model: string;

@@ -39,6 +39,14 @@ const helpers = {
             params.instructions = this.system;
         return withTools(params, this.tools);
     },
+    geminiParams(options = {}) {
+        expectFormat(this, 'gemini', 'geminiParams');
+        const config = withTools(typeof this.system === 'string' && this.system ? { systemInstruction: this.system } : {}, this.tools);
+        const params = { model: options.model ?? this.model, contents: this.messages };
+        if (Object.keys(config).length > 0)
+            params.config = config;
+        return params;
+    },
 };
 /** `data` with the provider helpers attached (non-enumerable, so JSON stays the wire shape). */
 export function withParams(data) {

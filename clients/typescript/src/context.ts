@@ -33,6 +33,12 @@ export interface OpenAIResponsesParams {
   tools?: ProviderJson[];
 }
 
+export interface GeminiParams {
+  model: string;
+  contents: ProviderJson[];
+  config?: { systemInstruction?: string; tools?: ProviderJson[] };
+}
+
 export interface ContextParams {
   /**
    * For `anthropic.messages.create(...)` of a context fetched with `format: 'anthropic'`.
@@ -44,6 +50,8 @@ export interface ContextParams {
   openaiChatParams(options?: { model?: string }): OpenAIChatParams;
   /** For `openai.responses.create(...)` (`format: 'openai_responses'`): instructions, input items, tools. */
   openaiResponsesParams(options?: { model?: string }): OpenAIResponsesParams;
+  /** For `ai.models.generateContent(...)` of @google/genai (`format: 'gemini'`): contents, and a config with systemInstruction and tools. */
+  geminiParams(options?: { model?: string }): GeminiParams;
 }
 
 interface Rendered {
@@ -89,6 +97,16 @@ const helpers: ContextParams & ThisType<Rendered> = {
     const params: OpenAIResponsesParams = { model: options.model ?? this.model, input: this.messages };
     if (typeof this.system === 'string' && this.system) params.instructions = this.system;
     return withTools(params, this.tools);
+  },
+  geminiParams(this: Rendered, options: { model?: string } = {}): GeminiParams {
+    expectFormat(this, 'gemini', 'geminiParams');
+    const config = withTools(
+      typeof this.system === 'string' && this.system ? { systemInstruction: this.system } : {},
+      this.tools,
+    );
+    const params: GeminiParams = { model: options.model ?? this.model, contents: this.messages };
+    if (Object.keys(config).length > 0) params.config = config;
+    return params;
   },
 };
 

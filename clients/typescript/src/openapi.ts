@@ -463,9 +463,16 @@ export interface components {
             /** Cache Breakpoints */
             cache_breakpoints?: boolean | null;
             /** Messages */
-            messages: {
+            messages?: {
                 [key: string]: unknown;
             }[];
+            /**
+             * Contents
+             * @description Gemini contents, in place of `messages`.
+             */
+            contents?: {
+                [key: string]: unknown;
+            }[] | null;
             /** System */
             system?: string | null;
             /** Summary */
@@ -485,7 +492,7 @@ export interface components {
              * @default anthropic
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "openai_responses" | "raw";
+            format: "anthropic" | "openai" | "openai_responses" | "gemini" | "raw";
             /** Tools */
             tools?: {
                 [key: string]: unknown;
@@ -504,7 +511,7 @@ export interface components {
              * Format
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "openai_responses" | "raw";
+            format: "anthropic" | "openai" | "openai_responses" | "gemini" | "raw";
             /** System */
             system: string | {
                 [key: string]: unknown;
@@ -575,7 +582,7 @@ export interface components {
              * Format
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "openai_responses" | "raw";
+            format: "anthropic" | "openai" | "openai_responses" | "gemini" | "raw";
             /**
              * System
              * @description A string, or (anthropic, cache_breakpoints) text blocks: the system prompt, then the summary section, each with a cache_control breakpoint when one is left, ready for messages.create(system=...).
@@ -655,6 +662,13 @@ export interface components {
             text?: string | null;
             /** Messages */
             messages?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Contents
+             * @description Gemini contents, in place of `messages`.
+             */
+            contents?: {
                 [key: string]: unknown;
             }[] | null;
             /** Tools */
@@ -834,14 +848,21 @@ export interface components {
         };
         /**
          * MessagesAppend
-         * @description Messages in Anthropic or OpenAI Chat shape, or OpenAI Responses input items, each with
-         *     optional `client_id` and `metadata`.
+         * @description Messages in Anthropic or OpenAI Chat shape, OpenAI Responses input items or Gemini
+         *     contents, each with optional `client_id` and `metadata`; or Gemini `contents` alone.
          */
         MessagesAppend: {
             /** Messages */
-            messages: {
+            messages?: {
                 [key: string]: unknown;
             }[];
+            /**
+             * Contents
+             * @description Gemini contents, in place of `messages`.
+             */
+            contents?: {
+                [key: string]: unknown;
+            }[] | null;
         };
         /** ModelList */
         ModelList: {
@@ -1128,9 +1149,16 @@ export interface components {
         /** SummarizeRequest */
         SummarizeRequest: {
             /** Messages */
-            messages: {
+            messages?: {
                 [key: string]: unknown;
             }[];
+            /**
+             * Contents
+             * @description Gemini contents, in place of `messages`.
+             */
+            contents?: {
+                [key: string]: unknown;
+            }[] | null;
             /** Previous Summary */
             previous_summary?: string | null;
             /**
@@ -2437,7 +2465,7 @@ export interface operations {
                 cache_breakpoints?: boolean | null;
                 model?: string | null;
                 max_tokens?: number | null;
-                format?: "anthropic" | "openai" | "openai_responses" | "raw";
+                format?: "anthropic" | "openai" | "openai_responses" | "gemini" | "raw";
                 summarize?: "auto" | "never" | "force";
                 explain?: boolean;
                 /** @description Look only: implies summarize=never and leaves the session untouched (no fold, and the served context is not recorded for usage.cache or POST …/usage). */

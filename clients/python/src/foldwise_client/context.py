@@ -112,3 +112,18 @@ class Context:
         if self.tools:
             kwargs["tools"] = self.tools
         return kwargs
+
+    def gemini_kwargs(self, *, model: str | None = None) -> dict[str, Any]:
+        """For `google.genai.Client().models.generate_content(**ctx.gemini_kwargs())`:
+        `contents`, and a `config` with `system_instruction` (system prompt + summary) and
+        `tools` when there are any."""
+        self._expect("gemini", "gemini_kwargs")
+        config: dict[str, Any] = {}
+        if self.system:
+            config["system_instruction"] = self.system
+        if self.tools:
+            config["tools"] = self.tools
+        kwargs: dict[str, Any] = {"model": model or self.model, "contents": self.messages}
+        if config:
+            kwargs["config"] = config
+        return kwargs

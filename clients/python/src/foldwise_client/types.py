@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-Format = Literal["anthropic", "openai", "openai_responses", "raw"]
+Format = Literal["anthropic", "openai", "openai_responses", "gemini", "raw"]
 MessageFormat = Literal["raw", "openai_responses"]
 SummarizeMode = Literal["auto", "never", "force"]
 Strategy = Literal["auto", "rule", "llm", "hybrid"]
