@@ -98,6 +98,10 @@ class FakeProviders(LoopbackServer):
             ]
         else:
             content = [{"type": "text", "text": f"Noted: {_text(last['content'])[:80]}"}]
+        if request.get("context_management") and "compact now" in _text(last["content"]):
+            # The Messages API's server-side compaction: the block first, then the answer.
+            summary = f"Summary of {len(request['messages'])} messages: notes were taken."
+            content.insert(0, {"type": "compaction", "content": summary})
         return {
             "id": _id("msg"),
             "type": "message",
