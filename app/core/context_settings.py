@@ -28,31 +28,49 @@ Strategy = Literal["auto", "rule", "llm", "hybrid"]
 class ContextSettings(BaseModel):
     """One context's settings; the defaults are the service's unless FOLDWISE_<KEY> says else."""
 
-    model_config = ConfigDict(frozen=True)
+    # Each field's docstring is its documentation (app/core/settings_docs.py writes the tables).
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     threshold: float = Field(0.8, gt=0, le=1)
+    """budget = floor(threshold × context window) − reserved output"""
     reserved_output_tokens: int = Field(4096, ge=0, le=MAX_SQL_INT)
+    """tokens kept free for the reply"""
     keep_recent: int = Field(6, ge=0, le=MAX_SQL_INT)
+    """newest messages never pruned or folded"""
     pin_first_message: bool = True
+    """keep the first user message (the task) verbatim"""
     summary_placement: SummaryPlacement = "system"
+    """`system` (appended to the system prompt) or `messages` (a synthetic pair)"""
     strategy: Strategy = "auto"
+    """summarizer: `auto`, `rule`, `llm`, `hybrid`"""
     max_summary_tokens: int = Field(1000, ge=50, le=MAX_SQL_INT)
+    """upper bound of a summary"""
     # A fold brings the context down to fold_target × budget, well under it, so the
     # next few turns are served verbatim instead of folding again at once (hysteresis); lower
     # when that leaves room for too few messages (app/engine/folds.py, RUNWAY_MESSAGES).
     fold_target: float = Field(0.6, gt=0, le=1)
+    """a fold brings the context down to this share of the budget, or lower when that would
+    leave room for fewer than 32 messages of the session's average size (a tight budget folds
+    down to the recent messages; see [prompt caching](#output-shape-and-prompt-caching))"""
     # Pruning has the same hysteresis: when it must prune, it prunes the oldest eligible
     # content down to prune_target × budget, and at least prune_at_least tokens (a cache
     # break must pay for itself), so the following turns only append; a prune that cannot
     # reach fold_target × budget folds instead (README, "Output shape and prompt caching").
     prune_target: float = Field(0.6, gt=0, le=1)
+    """when pruning must prune, it prunes down to this share of the budget, lowered like
+    `fold_target` (see [prompt caching](#output-shape-and-prompt-caching))"""
     prune_at_least: int = Field(1024, ge=0)
+    """…and frees at least this many tokens (a cache break must pay for itself)"""
     # Old media is a cheap tier: when pruning, images and documents older than the newest
     # keep_media are replaced by a placeholder naming what was there and which message holds
     # it (app/engine/media.py); like Anthropic's computer-use loop, the newest 3 by default.
     keep_media: int = Field(3, ge=0, le=MAX_SQL_INT)
+    """when pruning, images, documents and audio older than the newest this many are sent as a
+    one-line placeholder naming them and the message that stores them
+    ([media](docs/media-counting.md#old-media-is-a-cheap-tier))"""
     # Anthropic `cache_control` breakpoints in `format=anthropic` contexts.
     cache_breakpoints: bool = True
+    """`format=anthropic`: place `cache_control` breakpoints"""
 
 
 SETTINGS_KEYS = tuple(ContextSettings.model_fields)

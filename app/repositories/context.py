@@ -333,10 +333,6 @@ class ContextRepository:
         rows, decoded = await self._rows(USER_MESSAGES_PAGE, params)
         return [engine_message(row, decoded) for row in rows]
 
-    async def message_at(self, session_pk: int, seq: int) -> Message | None:
-        stmt = select(Message).where(Message.session_id == session_pk, Message.seq == seq)
-        return (await self.db.execute(stmt)).scalar_one_or_none()
-
     async def record_served(self, session_pk: int, model: str, record: dict[str, Any]) -> None:
         """Remember the context just served for `model` (app/services/prompt_cache.py)."""
         stmt = select(Session.last_context).where(Session.pk == session_pk).with_for_update()

@@ -1,11 +1,10 @@
 """Folds that run beside the requests, so no turn waits for a summarizer (SPEC §12).
 
-A context read that passes the soft trigger (`fold_ahead` × the budget; by default 0.9 for
-an LLM fold, at the budget for a rule fold) starts a fold here and is served at once; the
-summary takes over in the first context read after it lands (a fold breaks the prompt cache
-anyway). A read over the budget itself joins the running fold and waits for it at most until
-`fold_hard_wait_s` after the fold started (by default RULE_FOLD_WAIT_S for the rule
-summarizer, never for an LLM), then serves the fitted context (oldest units left out) with a
+When a read starts or joins a fold, and how long it waits, is app/engine/fold_policy.py's
+decision; this runs them. A fold started ahead of need is served at once; the summary takes
+over in the first context read after it lands (a fold breaks the prompt cache anyway). A
+read over the budget joins the running fold and waits for it at most until the policy's wait
+after the fold started, then serves the fitted context (oldest units left out) with a
 warning. One fold per session runs in a process; across processes the `FoldCoordinator`
 lease keeps it exactly once.
 """
@@ -22,6 +21,7 @@ from typing import Any
 from app.core.logging import get_logger
 from app.core.settings import Settings
 from app.core.tracing import current_links, span
+from app.engine.fold_policy import FoldPolicy
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
 from app.summarizers.factory import has_llm, resolve_strategy
 
@@ -34,38 +34,12 @@ class _Running:
     started: float  # time.monotonic()
 
 
-# How long a read over the budget waits for a rule fold by default: a turn's span folds in
-# milliseconds. A span over RULE_WAIT_SPAN_TOKENS (a transcript posted whole: seconds of
-# folding) is not waited for: its first read is served fitted at once.
-RULE_FOLD_WAIT_S = 0.25
-RULE_WAIT_SPAN_TOKENS = 64_000
-# Where an LLM fold starts by default: early enough that a few more turns' growth fits while
-# the LLM writes. A rule fold starts at the budget (1.0): it lands within RULE_FOLD_WAIT_S,
-# and starting earlier would only fold more often (each fold breaks the prompt cache).
-LLM_FOLD_AHEAD = 0.9
-
-
-def _calls_llm(settings: Settings, strategy: str | None) -> bool:
-    return resolve_strategy(strategy, settings) != "rule" and has_llm(settings)
-
-
-def fold_ahead(settings: Settings, strategy: str | None) -> float:
-    """The share of the budget past which a fold starts: `fold_ahead`, or by default
-    LLM_FOLD_AHEAD for a fold that calls an LLM and 1.0 (at the budget) for a rule fold."""
-    if settings.fold_ahead is not None:
-        return settings.fold_ahead
-    return LLM_FOLD_AHEAD if _calls_llm(settings, strategy) else 1.0
-
-
-def hard_wait_s(settings: Settings, strategy: str | None, span_tokens: int = 0) -> float:
-    """`fold_hard_wait_s`, or by default RULE_FOLD_WAIT_S for a rule fold of a span of at
-    most RULE_WAIT_SPAN_TOKENS and 0 for any other: no request waits for an LLM call, nor
-    for the fold of a whole transcript, unless configured to."""
-    if settings.fold_hard_wait_s is not None:
-        return settings.fold_hard_wait_s
-    if _calls_llm(settings, strategy) or span_tokens > RULE_WAIT_SPAN_TOKENS:
-        return 0.0
-    return RULE_FOLD_WAIT_S
+def fold_policy(settings: Settings, strategy: str | None) -> FoldPolicy:
+    """The fold policy (app/engine/fold_policy.py) for a session's summarizer `strategy`:
+    the configured `fold_ahead` / `fold_hard_wait_s`, else the defaults for a fold that calls
+    an LLM or one that does not."""
+    calls_llm = resolve_strategy(strategy, settings) != "rule" and has_llm(settings)
+    return FoldPolicy(calls_llm, settings.fold_ahead, settings.fold_hard_wait_s)
 
 
 class BackgroundFolds:
@@ -132,4 +106,4 @@ class BackgroundFolds:
             del self._running[session_pk]
 
 
-__all__ = ["BackgroundFolds"]
+__all__ = ["BackgroundFolds", "fold_policy"]

@@ -35,10 +35,11 @@ from app.core.tracing import span
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import estimate_limit, summary_share
 from app.engine.calibration import Calibration
+from app.engine.fold_policy import FoldDecision, FoldState, decide
 from app.engine.render import Format
 from app.engine.state import PlanMode
 from app.engine.types import Message
-from app.engine.units import first_user_message, is_empty, media_recounted
+from app.engine.units import first_user_message, is_user_turn, media_recounted
 from app.models import Session
 from app.repositories.context import (
     MAX_PINNED_PAGE,
@@ -56,7 +57,7 @@ from app.repositories.context_rows import (
 )
 from app.schemas.common import SummaryState
 from app.schemas.context import CacheUsage
-from app.services.background_folds import BackgroundFolds, fold_ahead, hard_wait_s
+from app.services.background_folds import BackgroundFolds, fold_policy
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     ServedRecords,
@@ -67,7 +68,7 @@ from app.services.prompt_cache import (
     settings_fingerprint,
 )
 from app.services.sessions import stored_summary
-from app.summarizers.factory import has_llm, resolve_strategy
+from app.summarizers.factory import resolve_strategy
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
 
@@ -137,6 +138,11 @@ class Snapshot:
     def summary_read(self) -> SummaryState | None:
         """The wire `summary`: null before the first fold."""
         return self.summary if self.summary.version else None
+
+    @property
+    def ratio(self) -> float:
+        """The calibration ratio of the model's family (1.0 before any usage report)."""
+        return self.calibration.ratio if self.calibration else 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,9 +215,17 @@ def _stored_tokens(snapshot: Snapshot, result: AssemblyResult) -> int:
     return usage.system_tokens + usage.tools_tokens + snapshot.summary.tokens + live
 
 
-def _pinnable(message: Message) -> bool:
-    """The engine's pinned-message rule: a user message that is not only tool results."""
-    return message.role == "user" and not message.result_ids and not is_empty(message)
+def _prune_anchor(snapshot: Snapshot, recorded: Any) -> int | None:
+    """Where pruning is anchored (prune.py): the previous context's anchor for this summary,
+    else, for the first context after a fold, its newest seq."""
+    anchor = previous_anchor(recorded, snapshot.summary.version)
+    if anchor is None and snapshot.summary.text and snapshot.messages:
+        anchor = max(m.seq for m in snapshot.messages)
+    return anchor
+
+
+def _warned(result: AssemblyResult, warning: str) -> AssemblyResult:
+    return dataclasses.replace(result, warnings=(*result.warnings, warning))
 
 
 class ContextAssembler:
@@ -245,53 +259,96 @@ class ContextAssembler:
     ) -> Served:
         """The context for `session_id`, folding first when the budget requires it. `base`, a
         snapshot a context of the same query was assembled from, spares reading again the
-        messages it holds when the session only had appends since."""
+        messages it holds when the session only had appends since.
+
+        Each round loads, assembles, and carries out what `fold_policy.decide` says; the last
+        assembly is served and recorded."""
         mode, fold, folded, dry_run = options.mode, None, 0, DryRunFold("none")
         in_memory: Snapshot | None = None
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
             snapshot = in_memory or await self._load(session_id, options, base)
             base = snapshot
             info = self.registry.get(options.model or snapshot.session_model)
-            model = options.model or snapshot.session_model
-            recorded = snapshot.last_served.get(model)
-            anchor = previous_anchor(recorded, snapshot.summary.version)
-            if anchor is None and snapshot.summary.text and snapshot.messages:
-                # The first context after a fold: its newest seq anchors the pruning (prune.py).
-                anchor = max(m.seq for m in snapshot.messages)
+            recorded = snapshot.last_served.get(options.model or snapshot.session_model)
+            anchor = _prune_anchor(snapshot, recorded)
             result = await self._assembled(snapshot, info, options, mode, anchor)
-            # One request makes at most one fold (one summarizer call, version + 1).
             job = None if fold else self._fold_job(snapshot, result, options, mode)
-            if job is None and fold is None and mode == "auto" and not options.dry_run:
-                await self._fold_ahead(snapshot, info, options, result, anchor)
-            if job is None:
+            last = round_number == MAX_FOLD_ROUNDS
+            state = self._fold_state(snapshot, result, options, mode, job, fold is not None, last)
+            decision = decide(state, fold_policy(self.settings, snapshot.context_settings.strategy))
+            if decision.action == "ahead":
+                await self._fold_ahead(snapshot, info, options, anchor)
+            if job is None or decision.action in ("serve", "ahead"):
                 break
-            if options.dry_run:
-                in_memory, dry_run = await self._fold_in_memory(snapshot, job, info)
+            if decision.action in ("compute", "skip"):
+                in_memory, dry_run = await self._fold_in_memory(snapshot, job, info, decision)
+                mode = "auto" if mode == "force" else mode
                 if in_memory is None:
                     break
-                mode = "auto" if mode == "force" else mode
                 continue
-            if round_number == MAX_FOLD_ROUNDS:  # folds kept losing their race: say so
-                result = dataclasses.replace(result, warnings=(*result.warnings, FOLD_UNLANDED))
+            if decision.action == "unlanded":  # folds kept losing their race: say so
+                result = _warned(result, FOLD_UNLANDED)
                 break
-            coordinator = self._coordinator(info)
-            if mode == "force" or self.background is None:
-                outcome: FoldOutcome | None = await coordinator.run(job)
-            else:  # over the budget: wait a bounded time for the fold, in the background
-                span = sum(m.tokens for m in job.messages)
-                wait_s = hard_wait_s(self.settings, job.strategy, span)
-                outcome = await self.background.join(job, coordinator, wait_s)
+            outcome = await self._fold(job, info, decision)
             if outcome is None or outcome.status == "busy":
                 # Served fitted (already within the budget) until the summary lands.
-                warning = FOLD_BUSY if outcome else FOLD_PENDING
-                result = dataclasses.replace(result, warnings=(*result.warnings, warning))
+                result = _warned(result, FOLD_BUSY if outcome else FOLD_PENDING)
                 break
             if outcome.status == "folded":
                 fold, folded = outcome, folded + len(job.messages)
                 mode = "auto" if mode == "force" else mode  # force folds once, then serves
         if info.warning:  # a model of a known family, counted with the family's rules
             result = dataclasses.replace(result, warnings=(info.warning, *result.warnings))
-        ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
+        return await self._served(snapshot, result, options, info, anchor, fold, folded, dry_run)
+
+    def _fold_state(
+        self,
+        snapshot: Snapshot,
+        result: AssemblyResult,
+        options: ContextOptions,
+        mode: Mode,
+        job: FoldJob | None,
+        folded: bool,
+        last_round: bool,
+    ) -> FoldState:
+        return FoldState(
+            mode=mode,
+            dry_run=options.dry_run,
+            due=job is not None,
+            folded=folded,
+            last_round=last_round,
+            background=self.background is not None,
+            running=self.background is not None and self.background.running(snapshot.pk),
+            estimated_tokens=result.usage.estimated_tokens,
+            limit=estimate_limit(result.usage.budget, snapshot.ratio),
+            span_tokens=sum(m.tokens for m in job.messages) if job else 0,
+        )
+
+    async def _fold(
+        self, job: FoldJob, info: ModelInfo, decision: FoldDecision
+    ) -> FoldOutcome | None:
+        """`fold`: run `job` in this request; `join`: in the background, waiting for it at
+        most `decision.wait_s` (None: still running)."""
+        coordinator = self._coordinator(info)
+        if decision.action == "fold" or self.background is None:
+            return await coordinator.run(job)
+        return await self.background.join(job, coordinator, decision.wait_s)
+
+    async def _served(
+        self,
+        snapshot: Snapshot,
+        result: AssemblyResult,
+        options: ContextOptions,
+        info: ModelInfo,
+        anchor: int | None,
+        fold: FoldOutcome | None,
+        folded: int,
+        dry_run: DryRunFold,
+    ) -> Served:
+        """The served context, its prompt-cache record compared with the previous one and
+        written when its shape changed (a read after appends writes nothing)."""
+        model = options.model or snapshot.session_model
+        recorded = snapshot.last_served.get(model)
         fingerprint = settings_fingerprint(
             options.format, snapshot.context_settings, snapshot.system_prompt, snapshot.tools
         )
@@ -300,7 +357,7 @@ class ContextAssembler:
             version=snapshot.summary.version,
             anchor=anchor,
             fingerprint=fingerprint,
-            ratio=ratio,
+            ratio=snapshot.ratio,
             through_seq=snapshot.version.last_seq,
         )
         key = (self.tenant, snapshot.pk, model)
@@ -318,35 +375,33 @@ class ContextAssembler:
                 reason="over budget",
             )
         stored = recorded
-        # Written only when its shape changed: a read after appends writes nothing.
         if options.record_served:
             if not extends(recorded, record):
                 async with session_scope(self.sessionmaker) as db:
                     await ContextRepository(db).record_served(snapshot.pk, model, record)
                 stored = record
             self.records.remember(key, record)
-        settled = self._fold_job(snapshot, result, options, options.mode) is None
         return Served(
-            snapshot,
-            result,
-            model,
-            info.family,
-            fold,
-            folded,
-            cache,
-            record,
-            stored,
-            settled,
-            dry_run,
+            snapshot=snapshot,
+            result=result,
+            model=model,
+            family=info.family,
+            fold=fold,
+            folded_messages=folded,
+            cache=cache,
+            record=record,
+            stored=stored,
+            settled=self._fold_job(snapshot, result, options, options.mode) is None,
+            dry_run=dry_run,
         )
 
     async def _fold_in_memory(
-        self, snapshot: Snapshot, job: FoldJob, info: ModelInfo
+        self, snapshot: Snapshot, job: FoldJob, info: ModelInfo, decision: FoldDecision
     ) -> tuple[Snapshot | None, DryRunFold]:
         """`snapshot` as it will be once `job` is folded, the summary computed and not stored;
-        (None, skipped) when computing it would call an external model."""
+        (None, skipped) when computing it would call an external model (`skip`)."""
         strategy = resolve_strategy(job.strategy, self.settings)
-        if strategy != "rule" and has_llm(self.settings):
+        if decision.action == "skip":
             return None, DryRunFold("skipped", len(job.messages), strategy)
         result = await self._coordinator(info).summarize(job)
         summary = SummaryState(
@@ -387,7 +442,7 @@ class ContextAssembler:
             max_tokens=options.max_tokens,
             format=options.format,
             mode=mode,
-            calibration_ratio=snapshot.calibration.ratio if snapshot.calibration else 1.0,
+            calibration_ratio=snapshot.ratio,
             prune_anchor_seq=anchor,
         )
         with span(
@@ -414,25 +469,13 @@ class ContextAssembler:
             return self.registry.get(self.settings.default_model).media
 
     async def _fold_ahead(
-        self,
-        snapshot: Snapshot,
-        info: ModelInfo,
-        options: ContextOptions,
-        result: AssemblyResult,
-        anchor: int | None,
+        self, snapshot: Snapshot, info: ModelInfo, options: ContextOptions, anchor: int | None
     ) -> None:
-        """Past `fold_ahead` × the budget (1: at the budget), start the fold the budget will
-        need soon, planned like one over the budget (down to `fold_target`); `result` is
-        served without waiting for it."""
-        ahead = fold_ahead(self.settings, snapshot.context_settings.strategy)
-        if ahead >= 1 or self.background is None or self.background.running(snapshot.pk):
-            return
-        ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
-        if result.usage.estimated_tokens < ahead * estimate_limit(result.usage.budget, ratio):
-            return
+        """Start the fold the budget will need soon, planned like one over the budget (down to
+        `fold_target`); the context is served without waiting for it."""
         planned = await self._assembled(snapshot, info, options, "ahead", anchor)
         job = self._fold_job(snapshot, planned, options, "ahead")
-        if job is not None:
+        if job is not None and self.background is not None:
             self.background.start(job, self._coordinator(info))
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
@@ -524,7 +567,7 @@ class ContextAssembler:
             row.pk, after_seq=cursor, through_seq=floor, limit=limit
         ):
             for candidate in page:
-                if _pinnable(candidate):
+                if is_user_turn(candidate):
                     return candidate
             cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
         return None
@@ -537,8 +580,8 @@ class ContextAssembler:
         shortened for the response (by the engine): one request's budget never rewrites it."""
         if mode == "never":
             return None
-        ratio = snapshot.calibration.ratio if snapshot.calibration else 1.0
-        share = summary_share(estimate_limit(result.usage.budget, ratio), snapshot.context_settings)
+        limit = estimate_limit(result.usage.budget, snapshot.ratio)
+        share = summary_share(limit, snapshot.context_settings)
         if share < MIN_SUMMARY_TOKENS:
             return None
         plan = result.fold_plan

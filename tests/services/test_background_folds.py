@@ -13,15 +13,9 @@ import httpx
 import pytest
 
 from app.core.deadline import check_deadline, deadline_after
+from app.engine.fold_policy import LLM_FOLD_AHEAD, RULE_FOLD_WAIT_S, RULE_WAIT_SPAN_TOKENS
 from app.main import create_app
-from app.services.background_folds import (
-    LLM_FOLD_AHEAD,
-    RULE_FOLD_WAIT_S,
-    RULE_WAIT_SPAN_TOKENS,
-    BackgroundFolds,
-    fold_ahead,
-    hard_wait_s,
-)
+from app.services.background_folds import BackgroundFolds, fold_policy
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import append, create_session, turns
@@ -174,21 +168,29 @@ class TestFoldsAheadOfNeed:
 class TestDefaults:
     def test_a_rule_fold_starts_at_the_budget_and_is_waited_for_briefly(self, db_url: str) -> None:
         settings = make_settings(db_url, fold_ahead=None, fold_hard_wait_s=None)
-        assert fold_ahead(settings, None) == 1.0
-        assert hard_wait_s(settings, None, 5_000) == RULE_FOLD_WAIT_S
-        assert hard_wait_s(settings, None, RULE_WAIT_SPAN_TOKENS + 1) == 0.0  # a whole transcript
+        assert fold_policy(settings, None).ahead_share == 1.0
+        assert fold_policy(settings, None).wait_s(5_000) == RULE_FOLD_WAIT_S
+        assert (
+            fold_policy(settings, None).wait_s(RULE_WAIT_SPAN_TOKENS + 1) == 0.0
+        )  # a whole transcript
 
     def test_an_llm_fold_starts_ahead_and_is_never_waited_for(self, db_url: str) -> None:
         settings = make_settings(
             db_url, fold_ahead=None, fold_hard_wait_s=None, anthropic_api_key="sk-test"
         )
-        assert fold_ahead(settings, None) == LLM_FOLD_AHEAD
-        assert hard_wait_s(settings, "hybrid") == 0.0
-        assert (fold_ahead(settings, "rule"), hard_wait_s(settings, "rule")) == (1.0, 0.25)
+        assert fold_policy(settings, None).ahead_share == LLM_FOLD_AHEAD
+        assert fold_policy(settings, "hybrid").wait_s(0) == 0.0
+        assert (
+            fold_policy(settings, "rule").ahead_share,
+            fold_policy(settings, "rule").wait_s(0),
+        ) == (1.0, 0.25)
 
     def test_the_settings_win(self, db_url: str) -> None:
         settings = make_settings(db_url, fold_ahead=0.7, fold_hard_wait_s=2.0)
-        assert (fold_ahead(settings, None), hard_wait_s(settings, None)) == (0.7, 2.0)
+        assert (fold_policy(settings, None).ahead_share, fold_policy(settings, None).wait_s(0)) == (
+            0.7,
+            2.0,
+        )
 
 
 async def test_with_a_slow_llm_no_turn_waits_and_its_summary_lands_later(
