@@ -183,18 +183,8 @@ def _block(
     new_id: Callable[[int, int], str],
     position: int,
 ) -> Block:
-    if not isinstance(raw_part, Mapping):
-        _fail(index, path, "a part must be an object")
-    part = camel(raw_part)
-    present = [k for k in DATA_FIELDS if k in part]
-    if len(present) != 1:
-        found = ", ".join(present) or "none"
-        _fail(index, path, f"a part holds exactly one of {', '.join(DATA_FIELDS)} (found {found})")
-    kind = present[0]
-    value = part[kind]
-    extra = {k: v for k, v in part.items() if k != kind}
-    if "thoughtSignature" in extra and not isinstance(extra["thoughtSignature"], str):
-        _fail(index, f"{path}.thoughtSignature", "must be a base64 string")
+    kind, part = _data_field(raw_part, index, path)
+    value, extra = part[kind], {k: v for k, v in part.items() if k != kind}
     if kind == "text":
         if not isinstance(value, str):
             _fail(index, f"{path}.text", "must be a string")
@@ -204,19 +194,35 @@ def _block(
     if not isinstance(value, Mapping):
         _fail(index, f"{path}.{kind}", "must be an object")
     value = camel(value)
-    if kind == "functionCall":
-        if role != "assistant":
-            _fail(index, f"{path}.functionCall", "only a model content makes function calls")
-        return _call(value, extra, index, path, new_id(index, position))
-    if kind == "functionResponse":
-        if role != "user":
-            _fail(index, f"{path}.functionResponse", "only a user content answers calls")
+    if kind in ("functionCall", "functionResponse"):
+        if role != ("assistant" if kind == "functionCall" else "user"):
+            who = (
+                "a model content makes function calls"
+                if kind == "functionCall"
+                else ("a user content answers calls")
+            )
+            _fail(index, f"{path}.{kind}", f"only {who}")
+        if kind == "functionCall":
+            return _call(value, extra, index, path, new_id(index, position))
         return _response(value, extra, index, path, open_calls)
-    if kind in ("inlineData", "fileData"):
-        media = _media(kind, value, index, f"{path}.{kind}")
-        if media is not None:
-            return _with(media, extra)
+    media = _media(kind, value, index, f"{path}.{kind}") if kind.endswith("Data") else None
+    if media is not None:
+        return _with(media, extra)
     return {"type": GEMINI_PART, "part": {**extra, kind: value}}
+
+
+def _data_field(raw_part: Any, index: int, path: str) -> tuple[str, dict[str, Any]]:
+    """The part (camelCase) and its one data field; InvalidItem for none or several."""
+    if not isinstance(raw_part, Mapping):
+        _fail(index, path, "a part must be an object")
+    part = camel(raw_part)
+    present = [k for k in DATA_FIELDS if k in part]
+    if len(present) != 1:
+        found = ", ".join(present) or "none"
+        _fail(index, path, f"a part holds exactly one of {', '.join(DATA_FIELDS)} (found {found})")
+    if "thoughtSignature" in part and not isinstance(part["thoughtSignature"], str):
+        _fail(index, f"{path}.thoughtSignature", "must be a base64 string")
+    return present[0], part
 
 
 def _with(block: Block, extra: Mapping[str, Any]) -> Block:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from app.core.content import Block, Content
@@ -17,36 +18,30 @@ COMPACTION_NOTE = "Summary of the earlier conversation (compacted by the provide
 def block_text(block: Block) -> str:
     """Readable text of one content block; unknown blocks give their JSON."""
     kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "tool_use":
-        return f"{block.get('name', '')}({_json(block.get('input', {}))})"
-    if kind == "tool_result":
-        return content_text(block.get("content", ""))
-    if kind == "document":
-        return document_text(block) or "[document]"
-    if kind == "image":
-        return "[image]"
-    if kind == "server_tool_use":  # a provider-run tool call: what it was asked
-        return f"[{block.get('name', 'server tool')} {_json(block.get('input', {}))}]"
-    if isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result":
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    text = reader(block) if reader is not None else None
+    if text is not None:
+        return text
+    if isinstance(kind, str) and kind.endswith("_tool_result"):  # a provider-run tool's
         return _server_result_text(kind, block.get("content"))
-    if kind == COMPACTION:  # an Anthropic summary reads as one; a Responses item is opaque
-        summary = summary_text(block)
-        return f"{COMPACTION_NOTE}\n{summary}" if summary else ""
-    if kind == GEMINI_THOUGHT:  # Gemini's thought summary
-        return str(block.get("part", {}).get("text", ""))
-    if kind == GEMINI_PART and (note := _gemini_note(block.get("part"))) is not None:
-        return note
     if kind in MEDIA_BLOCK_TYPES:  # never its base64: a reader (or a summarizer) sees a label
         ref = media_ref(block)
         kind = ref.kind if ref is not None else "file"
         return f"[{'document' if kind in ('pdf', 'text') else kind}]"
-    if kind == "reasoning":  # a Responses reasoning item: its readable summary, not the blob
-        summary = block.get("summary")
-        parts = summary if isinstance(summary, list) else []
-        return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     return _json(block)
+
+
+def _compaction_text(block: Block) -> str:
+    """An Anthropic compaction's summary reads as one; a Responses item is opaque."""
+    summary = summary_text(block)
+    return f"{COMPACTION_NOTE}\n{summary}" if summary else ""
+
+
+def _reasoning_text(block: Block) -> str:
+    """A Responses reasoning item: its readable summary, not the blob."""
+    summary = block.get("summary")
+    parts = summary if isinstance(summary, list) else []
+    return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
 
 
 def _gemini_note(part: Any) -> str | None:
@@ -113,3 +108,19 @@ def message_text(message: Message) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+# Block types with a reading of their own (None: read as media, or as JSON).
+_READERS: dict[str, Callable[[Block], str | None]] = {
+    "text": lambda b: str(b.get("text", "")),
+    "tool_use": lambda b: f"{b.get('name', '')}({_json(b.get('input', {}))})",
+    "tool_result": lambda b: content_text(b.get("content", "")),
+    "document": lambda b: document_text(b) or "[document]",
+    "image": lambda b: "[image]",
+    # A provider-run tool call: what it was asked.
+    "server_tool_use": lambda b: f"[{b.get('name', 'server tool')} {_json(b.get('input', {}))}]",
+    COMPACTION: _compaction_text,
+    GEMINI_THOUGHT: lambda b: str(b.get("part", {}).get("text", "")),
+    GEMINI_PART: lambda b: _gemini_note(b.get("part")),
+    "reasoning": _reasoning_text,
+}

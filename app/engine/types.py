@@ -44,8 +44,8 @@ class Message:
             object.__setattr__(self, "call_ids", ())  # most messages: plain text
             object.__setattr__(self, "result_ids", ())
             return
-        object.__setattr__(self, "call_ids", _call_ids(self))
-        object.__setattr__(self, "result_ids", _result_ids(self))
+        object.__setattr__(self, "call_ids", call_ids_of(self.content, self.tool_calls))
+        object.__setattr__(self, "result_ids", result_ids_of(self.content, self.tool_call_id))
 
     def counted(self, tokens: int, overhead: int | None = None) -> Message:
         """This message with another count: `dataclasses.replace` without deriving the ids
@@ -67,19 +67,27 @@ class Message:
         return copy
 
 
-def _call_ids(message: Message) -> tuple[str, ...]:
-    ids = [str(call.get("id")) for call in message.tool_calls or () if call.get("id")]
-    if isinstance(message.content, list):
-        ids += [str(b["id"]) for b in message.content if b.get("type") == "tool_use" and "id" in b]
+def call_ids_of(content: Any, tool_calls: Sequence[Mapping[str, Any]] | None) -> tuple[str, ...]:
+    """The one rule for the tool calls a message makes: its Chat `tool_calls` and its
+    `tool_use` blocks (Anthropic, and Gemini's function calls as stored), in that order."""
+    ids = [str(call["id"]) for call in tool_calls or () if call.get("id")]
+    if isinstance(content, list):
+        ids += [
+            str(b["id"])
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "tool_use" and "id" in b
+        ]
     return tuple(ids)
 
 
-def _result_ids(message: Message) -> tuple[str, ...]:
-    ids = [message.tool_call_id] if message.tool_call_id else []
-    if isinstance(message.content, list):
+def result_ids_of(content: Any, tool_call_id: str | None) -> tuple[str, ...]:
+    """The one rule for the tool calls a message answers: a Chat `tool_call_id` and its
+    `tool_result` blocks."""
+    ids = [tool_call_id] if tool_call_id else []
+    if isinstance(content, list):
         ids += [
             str(b["tool_use_id"])
-            for b in message.content
-            if b.get("type") == "tool_result" and "tool_use_id" in b
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "tool_result" and "tool_use_id" in b
         ]
     return tuple(ids)

@@ -17,6 +17,7 @@ from sqlalchemy import CursorResult, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Session, Summary
+from app.schemas.common import SummaryState
 
 LeaseClaim = Literal["claimed", "taken_over"]
 
@@ -42,6 +43,29 @@ class NewSummary:
     tokens_in: int = 0
     tokens_out: int = 0
     stats: dict[str, Any] | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """The session row's summary columns this summary sets (the version aside)."""
+        return {
+            "conversation_summary": self.text,
+            "summary_through_id": self.through_id,
+            "summary_through_seq": self.through_seq,
+            "summary_message_count": self.message_count,
+            "summary_tokens": self.tokens,
+            "summary_method": self.method,
+        }
+
+    def state(self, version: int) -> SummaryState:
+        """This summary as the session holds it at `version`."""
+        return SummaryState(
+            text=self.text,
+            version=version,
+            through_id=self.through_id,
+            through_seq=self.through_seq,
+            message_count=self.message_count,
+            tokens=self.tokens,
+            method=self.method,
+        )
 
 
 def _rowcount(result: Any) -> int:
@@ -119,13 +143,8 @@ class FoldRepository:
                 Session.summary_through_seq <= new.through_seq,
             )
             .values(
-                conversation_summary=new.text,
-                summary_through_id=new.through_id,
-                summary_through_seq=new.through_seq,
+                **new.columns(),
                 summary_version=version + 1,
-                summary_message_count=new.message_count,
-                summary_tokens=new.tokens,
-                summary_method=new.method,
                 fold_lease_owner=None,
                 fold_lease_until=None,
                 updated_at=Session.updated_at,
@@ -143,17 +162,21 @@ class FoldRepository:
 
         Bumping the version also defeats any fold in flight: its compare-and-swap fails.
         """
+        cleared = NewSummary(
+            text=None,
+            through_id=through_id,
+            through_seq=last_seq,
+            message_count=0,
+            tokens=0,
+            method="clear",
+            stats={"trigger": "clear"},
+        )
         stmt = (
             update(Session)
             .where(Session.pk == session_pk)
             .values(
-                conversation_summary=None,
-                summary_through_id=through_id,
-                summary_through_seq=last_seq,
+                **cleared.columns(),
                 summary_version=Session.summary_version + 1,
-                summary_message_count=0,
-                summary_tokens=0,
-                summary_method="clear",
                 cleared_through_seq=last_seq,
                 live_tokens=0,
                 live_removed=0,
@@ -164,19 +187,7 @@ class FoldRepository:
             .execution_options(synchronize_session=False)
         )
         version = int((await self.db.execute(stmt)).scalar_one())
-        self.add_history(
-            session_pk,
-            version,
-            NewSummary(
-                text=None,
-                through_id=through_id,
-                through_seq=last_seq,
-                message_count=0,
-                tokens=0,
-                method="clear",
-                stats={"trigger": "clear"},
-            ),
-        )
+        self.add_history(session_pk, version, cleared)
         await self.db.flush()
         return version
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Text, cast, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.engine.types import call_ids_of
 from app.models import Message
 
 # Ids searched per query: SQLite caps an expression tree at depth 1,000, and an OR of n
@@ -59,12 +60,7 @@ class MessageRepository:
     def _call_ids(result: Any, wanted: set[str]) -> set[str]:
         found: set[str] = set()
         for row in result.scalars():
-            blocks = row.content if isinstance(row.content, list) else []
-            ids = [c.get("id") for c in row.tool_calls or ()]
-            ids += [
-                b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
-            ]
-            found.update(i for i in ids if i in wanted)
+            found.update(i for i in call_ids_of(row.content, row.tool_calls) if i in wanted)
         return found
 
     async def add_all(self, rows: Sequence[Message]) -> None:

@@ -175,36 +175,40 @@ TokenCount = Annotated[int, Field(le=MAX_SQL_INT)]
 TOOL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,256}")
 
 
-def _tool_ids(message: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+IdPaths = list[tuple[str, Any]]
+
+
+def _tool_ids(message: dict[str, Any]) -> tuple[IdPaths, IdPaths]:
     """(calls, results) of one posted message as (path, id) pairs, in any of the shapes."""
-    calls: list[tuple[str, Any]] = []
-    results: list[tuple[str, Any]] = []
+    calls: IdPaths = []
+    results: IdPaths = []
     kind = message.get("type")  # Responses items carry `call_id`
-    if kind == "function_call" and "call_id" in message:
-        calls.append(("call_id", message["call_id"]))
-    elif kind == "function_call_output" and "call_id" in message:
-        results.append(("call_id", message["call_id"]))
+    if kind in ("function_call", "function_call_output") and "call_id" in message:
+        (calls if kind == "function_call" else results).append(("call_id", message["call_id"]))
     if "tool_call_id" in message:
         results.append(("tool_call_id", message["tool_call_id"]))
     tool_calls = message.get("tool_calls")
     for i, call in enumerate(tool_calls if isinstance(tool_calls, list) else ()):
         if isinstance(call, dict) and "id" in call:
             calls.append((f"tool_calls.{i}.id", call["id"]))
-    parts = message.get("parts")  # a Gemini content
+    _gemini_ids(message.get("parts"), calls, results)
+    content = message.get("content")
+    for i, block in enumerate(content if isinstance(content, list) else ()):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "tool_use" and "id" in block:
+            calls.append((f"content.{i}.id", block["id"]))
+        elif kind == "tool_result" and "tool_use_id" in block:
+            results.append((f"content.{i}.tool_use_id", block["tool_use_id"]))
+    return calls, results
+
+
+def _gemini_ids(parts: Any, calls: IdPaths, results: IdPaths) -> None:
+    """The ids of a Gemini content's function calls and responses, where it gives them."""
     for i, part in enumerate(parts if isinstance(parts, list) else ()):
         for key, found in (("functionCall", calls), ("functionResponse", results)):
             value = part.get(key, part.get(SNAKE_KEYS[key])) if isinstance(part, dict) else None
             if isinstance(value, dict) and "id" in value:
                 found.append((f"parts.{i}.{key}.id", value["id"]))
-    content = message.get("content")
-    for i, block in enumerate(content if isinstance(content, list) else ()):
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "tool_use" and "id" in block:
-            calls.append((f"content.{i}.id", block["id"]))
-        elif block.get("type") == "tool_result" and "tool_use_id" in block:
-            results.append((f"content.{i}.tool_use_id", block["tool_use_id"]))
-    return calls, results
 
 
 SNAKE_KEYS = {"functionCall": "function_call", "functionResponse": "function_response"}

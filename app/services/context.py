@@ -404,15 +404,7 @@ class ContextAssembler:
         if decision.action == "skip":
             return None, DryRunFold("skipped", len(job.messages), strategy)
         result = await self._coordinator(info).summarize(job)
-        summary = SummaryState(
-            text=result.text,
-            version=snapshot.summary.version + 1,
-            through_id=job.through_id,
-            through_seq=job.through_seq,
-            message_count=job.previous_message_count + len(job.messages),
-            tokens=result.tokens,
-            method=result.method,
-        )
+        summary = job.summary(result).state(snapshot.summary.version + 1)
         folded = dataclasses.replace(snapshot, summary=summary)
         return folded, DryRunFold("computed", len(job.messages), strategy)
 

@@ -96,6 +96,21 @@ class FoldJob:
     focus: str | None = None
     task_pinned: bool = False  # the first user message is sent beside the summary
 
+    def summary(self, result: SummaryResult, stats: dict[str, Any] | None = None) -> NewSummary:
+        """What this fold writes, given what the summarizer wrote."""
+        return NewSummary(
+            text=result.text,
+            through_id=self.through_id,
+            through_seq=self.through_seq,
+            message_count=self.previous_message_count + len(self.messages),
+            tokens=result.tokens,
+            method=result.method,
+            model=result.model,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            stats=stats,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class FoldOutcome:
@@ -158,18 +173,7 @@ class FoldCoordinator:
             raise
         await self._stop(renewing)
         stats = self._stats(job, result)
-        new = NewSummary(
-            text=result.text,
-            through_id=job.through_id,
-            through_seq=job.through_seq,
-            message_count=job.previous_message_count + len(job.messages),
-            tokens=result.tokens,
-            method=result.method,
-            model=result.model,
-            tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out,
-            stats=stats,
-        )
+        new = job.summary(result, stats)
         async with session_scope(self.sessionmaker) as db:
             swapped = await FoldRepository(db).swap_summary(
                 job.session_pk, version=job.version, owner=owner, new=new

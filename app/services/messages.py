@@ -29,6 +29,7 @@ from app.engine.gemini_in import OpenCalls, is_gemini, open_calls_of
 from app.engine.items import Posted, normalize_posted, refuse_unmatched, unmatched_outputs
 from app.engine.responses import message_items
 from app.engine.shapes import NormalizedMessage
+from app.engine.types import call_ids_of
 from app.models import Message, Session
 from app.models.base import utcnow
 from app.models.message import new_id
@@ -170,13 +171,7 @@ class MessageService:
         marker): its results could no longer be told apart. Retries (known client_id) are
         not new."""
         fresh = [m for m in normalized if not (m.client_id and m.client_id in stored)]
-        ids = [str(call["id"]) for m in fresh for call in m.tool_calls or () if "id" in call] + [
-            str(block["id"])
-            for m in fresh
-            if isinstance(m.content, list)
-            for block in m.content
-            if block.get("type") == "tool_use" and "id" in block
-        ]
+        ids = [i for m in fresh for i in call_ids_of(m.content, m.tool_calls)]
         clash = await self.messages.call_ids_in_use(session.pk, session.cleared_through_seq, ids)
         if clash:
             reused = sorted(clash)

@@ -34,6 +34,7 @@ PROVIDER_URLS = {
     "https://api.anthropic.com/v1/messages",
     "https://api.openai.com/v1/chat/completions",
     "https://api.openai.com/v1/responses",
+    "https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent",
 }
 
 

@@ -91,6 +91,20 @@ describe('context', () => {
     assert.equal(await officialTypeErrors(context.openaiResponsesParams()), '');
   });
 
+  it('gives gemini params: contents, and a config with systemInstruction and function declarations', async () => {
+    const { foldwise, id } = await sessionWith(transcript(1), { tools: [READ_FILE] });
+    const context = await foldwise.context(id, { format: 'gemini', model: 'gemini-2.5-flash' });
+    const params = context.geminiParams();
+    assert.equal(params.model, 'gemini-2.5-flash');
+    assert.deepEqual(
+      params.contents.map((content) => content.role),
+      ['user', 'model'],
+    );
+    assert.equal(params.config.systemInstruction, 'Be brief.');
+    assert.equal(params.config.tools[0].functionDeclarations[0].name, 'read_file');
+    assert.throws(() => context.openaiChatParams(), /format 'openai'/);
+  });
+
   it("fails the openai types' check with items they refuse (the check's own control)", async () => {
     const bare = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'x' }] };
     assert.match(await officialTypeErrors({ input: [bare] }), /error TS/);

@@ -21,7 +21,9 @@ export async function usage(foldwise: FoldwiseClient, openai: OpenAI): Promise<v
     keep_recent: 2,
   });
   // @ts-expect-error: not a format
-  await foldwise.context(created.id, { format: 'gemini' });
+  await foldwise.context(created.id, { format: 'bedrock' });
+  const gemini = await foldwise.context(created.id, { format: 'gemini' });
+  const contents: unknown[] = gemini.geminiParams().contents;
   // @ts-expect-error: not a query option
   await foldwise.context(created.id, { maxTokens: 8000 });
 
