@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 from app.core.content import Block
 from app.core.errors import InvalidItem, InvalidMessage, UnmatchedCallOutput
-from app.engine.shapes import MAX_CLIENT_ID_LENGTH, NormalizedMessage
+from app.engine.shapes import NormalizedMessage, own_keys
 from app.tokens.base import MessageFields
 
 GEMINI_KEY = "gemini"
@@ -144,9 +144,7 @@ def gemini_message(
     role = ROLES.get(str(raw.get("role")))
     if role is None:
         _fail(index, f"{base}.role", "a Gemini content's role is user or model")
-    unknown = sorted(set(raw) - {"role", "parts"} - OWN_KEYS)
-    if unknown:
-        _fail(index, f"{base}.{unknown[0]}", "not a key of a Gemini content")
+    _known_keys(raw, {"role", "parts", *OWN_KEYS}, index, base, "a Gemini content")
     parts = raw.get("parts")
     if not isinstance(parts, list) or not parts:
         _fail(index, f"{base}.parts", "must be a non-empty list of parts")
@@ -154,22 +152,14 @@ def gemini_message(
         _block(part, index, f"{base}.parts[{position}]", role, open_calls, new_id, position)
         for position, part in enumerate(parts)
     ]
-    client_id = raw.get("client_id")
-    if client_id is not None and (
-        not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH
-    ):
-        reason = f"must be a non-empty string of at most {MAX_CLIENT_ID_LENGTH} characters"
-        _fail(index, f"{base}.client_id", reason)
-    metadata = raw.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        _fail(index, f"{base}.metadata", "metadata must be an object")
+    client_id, metadata = own_keys(raw, index)
     return NormalizedMessage(
         role=role,  # type: ignore[arg-type]  # one of ROLES' values
         content=blocks,
         name=None,
         tool_calls=None,
         tool_call_id=None,
-        metadata=dict(metadata),
+        metadata=metadata,
         client_id=client_id,
     )
 
@@ -262,6 +252,14 @@ def _public(uri: str) -> bool:
     return uri.startswith(("http://", "https://")) and FILES_HOST not in uri.split("/", 3)[2]
 
 
+def _known_keys(
+    value: Mapping[str, Any], known: set[str], index: int, where: str, what: str
+) -> None:
+    unknown = sorted(set(value) - known)
+    if unknown:
+        _fail(index, f"{where}.{unknown[0]}", f"not a key of {what}")
+
+
 def _name_and_id(value: Mapping[str, Any], index: int, where: str) -> tuple[str, str | None]:
     """A functionCall's or functionResponse's `name` (required) and `id` (optional)."""
     name, given_id = value.get("name"), value.get("id")
@@ -283,9 +281,7 @@ def _call(
     args = value.get("args", {})
     if not isinstance(args, dict):
         _fail(index, f"{path}.functionCall.args", "must be an object")
-    unknown = sorted(set(value) - {"name", "args", "id"})
-    if unknown:
-        _fail(index, f"{path}.functionCall.{unknown[0]}", "not a key of a functionCall")
+    _known_keys(value, {"name", "args", "id"}, index, f"{path}.functionCall", "a functionCall")
     gemini = dict(extra)
     if call_id is None:
         call_id, gemini[GENERATED] = generated_id, True
@@ -310,9 +306,8 @@ def _response(
     if call_id is None:
         reason = f"no functionCall named {name!r} in the model turn before it left unanswered"
         _fail(index, f"{path}.functionResponse", reason, UnmatchedCallOutput)
-    unknown = sorted(set(value) - {"id", "name", "response"} - RESPONSE_KEYS)
-    if unknown:
-        _fail(index, f"{path}.functionResponse.{unknown[0]}", "not a key of a functionResponse")
+    known = {"id", "name", "response", *RESPONSE_KEYS}
+    _known_keys(value, known, index, f"{path}.functionResponse", "a functionResponse")
     gemini = {**extra, **{k: v for k, v in value.items() if k in RESPONSE_KEYS}}
     output = response.get("output")
     if response.keys() == {"output"} and isinstance(output, str):

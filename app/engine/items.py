@@ -48,9 +48,9 @@ from app.engine.gemini_in import (
 )
 from app.engine.shapes import (
     EXTRA_KEY,
-    MAX_CLIENT_ID_LENGTH,
     NormalizedMessage,
     normalize_message,
+    own_keys,
 )
 from app.engine.types import Message
 
@@ -118,6 +118,8 @@ def normalize_posted(
     out: list[Posted] = []
     group: list[int] = []
     calls = open_calls or OpenCalls()
+    newest: Posted | None = None  # the newest assistant message of the post
+    calls_of: Posted | None = None  # the message `calls` were read from
     for index, entry in enumerate(raw):
         kind = item_type(entry)
         if _assistant_side(entry, kind):
@@ -127,8 +129,12 @@ def normalize_posted(
             out.append(_assistant(raw, group))
             group = []
         if out and out[-1].message.role == "assistant":
-            calls = open_calls_of(out[-1].message)
+            newest = out[-1]
         if is_gemini(entry):
+            # The calls a Gemini response may answer: those of the newest assistant message,
+            # read once per assistant message and only when a Gemini content needs them.
+            if newest is not calls_of:
+                calls, calls_of = open_calls_of(newest.message if newest else None), newest
             out.append(Posted(gemini_message(entry, index, calls, new_id), (index,)))
         elif kind is None:
             out.append(Posted(normalize_message(entry, index), (index,)))
@@ -228,23 +234,6 @@ def _image(part: Mapping[str, Any], index: int, where: str) -> Block:
     return {"type": "image_url", "image_url": image}
 
 
-def _own(raw: Mapping[str, Any], index: int) -> tuple[str | None, dict[str, Any]]:
-    """The Foldwise keys of an item: `client_id` and `metadata`."""
-    client_id = raw.get("client_id")
-    if client_id is not None and (
-        not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH
-    ):
-        reason = f"must be a non-empty string of at most {MAX_CLIENT_ID_LENGTH} characters"
-        _fail(InvalidItem, index, f"messages[{index}].client_id", reason)
-    metadata = raw.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        _fail(InvalidItem, index, f"messages[{index}].metadata", "metadata must be an object")
-    if EXTRA_KEY in metadata:
-        reason = "reserved for the keys of Responses items"
-        _fail(InvalidItem, index, f"messages[{index}].metadata.{EXTRA_KEY}", reason)
-    return client_id, dict(metadata)
-
-
 def _extras(raw: Mapping[str, Any], kind: str, index: int) -> dict[str, Any] | None:
     if kind in (REASONING, COMPACTION):  # stored whole
         return None
@@ -263,7 +252,7 @@ def _user_side(raw: Mapping[str, Any], index: int) -> NormalizedMessage:
         _fail(InvalidItem, index, f"messages[{index}].role", reason)
     allowed = TEXT_PARTS if role == "system" else TEXT_PARTS | {"input_image"}
     content = _parts(raw.get("content"), index, allowed=allowed)
-    client_id, metadata = _own(raw, index)
+    client_id, metadata = own_keys(raw, index)
     extra = _extras(raw, "message", index)
     if raw.get("role") == "developer":
         extra = {"index": index, "type": "message", **(extra or {}), "role": "developer"}
@@ -287,7 +276,7 @@ def _call_output(raw: Mapping[str, Any], index: int) -> NormalizedMessage:
         content = output
     else:
         _fail(InvalidItem, index, f"messages[{index}].output", "must be a string or text parts")
-    client_id, metadata = _own(raw, index)
+    client_id, metadata = own_keys(raw, index)
     extra = _extras(raw, "function_call_output", index)
     return NormalizedMessage(
         role="tool",
@@ -346,7 +335,7 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
     for index in indexes:
         item = raw[index]
         kind = item_type(item)
-        client_id, own = _own(item, index)
+        client_id, own = own_keys(item, index)
         client_ids += [client_id] if client_id else []
         metadata.update(own)
         extra = _extras(item, str(kind), index)

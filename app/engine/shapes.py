@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
 from app.core.content import Block, Content
-from app.core.errors import InvalidMessage, InvalidTools
+from app.core.errors import InvalidItem, InvalidMessage, InvalidTools
 from app.engine.gemini_tools import DECLARATION_KEYS, is_gemini_tool
 from app.engine.types import Role
 
@@ -177,6 +177,28 @@ def _check_block(block: Any, index: int, path: str) -> None:
                 _check_block(inner, index, f"{path}.content[{position}]")
         elif nested is not None and not isinstance(nested, str):
             _fail(index, f"{path}.content", "tool_result content must be a string or a list")
+
+
+def own_keys(raw: Mapping[str, Any], index: int) -> tuple[str | None, dict[str, Any]]:
+    """The Foldwise keys of a Responses item or a Gemini content: `client_id` and `metadata`
+    (InvalidItem naming the path)."""
+    client_id = raw.get("client_id")
+    if client_id is not None and (
+        not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH
+    ):
+        reason = f"must be a non-empty string of at most {MAX_CLIENT_ID_LENGTH} characters"
+        _fail_item(index, f"messages[{index}].client_id", reason)
+    metadata = raw.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        _fail_item(index, f"messages[{index}].metadata", "metadata must be an object")
+    if EXTRA_KEY in metadata:
+        reason = "reserved for the provider-specific keys of the message"
+        _fail_item(index, f"messages[{index}].metadata.{EXTRA_KEY}", reason)
+    return client_id, dict(metadata)
+
+
+def _fail_item(index: int, path: str, reason: str) -> NoReturn:
+    raise InvalidItem(f"{path}: {reason}", {"index": index, "path": path, "reason": reason})
 
 
 def validate_tools(tools: Any) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from foldwise_client import AsyncFoldwise, Foldwise
 
+from tests.pyclient.fake_providers import FakeProviders
 from tests.support.databases import create_postgres_database, drop_postgres_database
 from tests.support.servers import Server
 
@@ -91,3 +92,13 @@ async def make_fw(request: pytest.FixtureRequest) -> AsyncIterator[Callable[...,
 @pytest.fixture
 def fw(server: Server, make_fw: Callable[..., AsyncView]) -> AsyncView:
     return make_fw(server.base_url)
+
+
+@pytest.fixture(scope="module")
+def providers() -> Iterator[FakeProviders]:
+    """Fake provider APIs on loopback (tests/pyclient/fake_providers.py), one per module."""
+    started = FakeProviders().start()
+    try:
+        yield started
+    finally:
+        started.stop()

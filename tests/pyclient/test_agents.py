@@ -3,7 +3,6 @@ and `Runner.run` with the SDK's own Responses model talking to a fake Responses 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
@@ -20,15 +19,6 @@ from tests.pyclient.fake_providers import FakeProviders
 from tests.support.servers import Server
 
 set_tracing_disabled(True)
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    started = FakeProviders().start()
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 @function_tool

@@ -6,25 +6,14 @@ what follows, nothing before it (the API would ignore it, and bill it)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import anthropic
-import pytest
 from foldwise_client import Foldwise
 
 from tests.pyclient.conftest import new_id
 from tests.pyclient.fake_providers import FakeProviders
 from tests.support.official_types import assert_official_anthropic
 from tests.support.servers import Server
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    started = FakeProviders().start()
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 def test_a_claude_conversation_compacted_by_the_provider(

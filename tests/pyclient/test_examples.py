@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 from foldwise_client import Foldwise
@@ -17,15 +16,6 @@ from tests.support.servers import ROOT, Server, free_port
 
 EXAMPLES = ROOT / "examples"
 OWN_ENV = ("FOLDWISE_", "OPENAI_", "ANTHROPIC_")
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    started = FakeProviders().start()
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 def run_example(

@@ -4,7 +4,6 @@ generateContent on loopback that, like Gemini 3, refuses a function call sent ba
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,15 +25,6 @@ WEATHER = {
         }
     ]
 }
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    started = FakeProviders().start()
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 def posted(content: types.Content | None) -> dict[str, Any]:
