@@ -141,41 +141,20 @@ def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:
     not followed by an assistant item, an output without its call, a call left unanswered
     before the conversation moves on (except the newest, pending one)."""
     problems: list[str] = []
-    issued: set[str] = set()
-    open_calls: set[str] = set()
-    after_output = False
+    calls = _CallLedger()
     for index, item in enumerate(items):
         kind = item.get("type", "message" if "role" in item else None)  # the easy form
         if kind == "function_call_output":
-            call = str(item.get("call_id"))
-            if call not in open_calls:
-                problems.append(f"item {index}: output {call} without its call")
-            open_calls.discard(call)
-            after_output = True
-            if not isinstance(item.get("output"), str):
-                problems.append(f"item {index}: output is not a string")
+            problems += calls.answer(index, item)
             continue
         assistant_side = kind in ASSISTANT_SIDE or (
             kind == "message" and item.get("role") == "assistant"
         )
-        if open_calls and (after_output or not assistant_side):
-            problems.append(f"item {index}: calls {sorted(open_calls)} not answered")
-            open_calls = set()
-        after_output = False
-        if kind == REASONING:
-            following = items[index + 1] if index + 1 < len(items) else {}
-            if following.get("type") not in ("function_call", "message", REASONING) or (
-                following.get("role", "assistant") != "assistant"
-            ):
-                problems.append(f"item {index}: reasoning not followed by its message or call")
-        elif kind == "function_call":
-            call = str(item.get("call_id"))
-            if call in issued:
-                problems.append(f"item {index}: call id {call} issued twice")
-            if not isinstance(item.get("arguments"), str):
-                problems.append(f"item {index}: arguments is not a string")
-            issued.add(call)
-            open_calls.add(call)
+        problems += calls.move_on(index, assistant_side)
+        if kind == "function_call":
+            problems += calls.issue(index, item)
+        elif kind == REASONING:
+            problems += _reasoning_problems(index, items)
         elif kind == "message":
             problems += _message_problems(index, item)
         elif kind == COMPACTION:
@@ -184,6 +163,51 @@ def validate_responses(items: Sequence[Mapping[str, Any]]) -> list[str]:
         else:
             problems.append(f"item {index}: type {kind!r} not allowed")
     return problems  # calls still open at the end: the newest, pending call
+
+
+class _CallLedger:
+    """The Responses API's pairing rule: each call issued once, answered by one output, and
+    answered before the conversation moves on (an output or a user-side item)."""
+
+    def __init__(self) -> None:
+        self.issued: set[str] = set()
+        self.open: set[str] = set()
+        self.after_output = False
+
+    def issue(self, index: int, item: Mapping[str, Any]) -> list[str]:
+        call = str(item.get("call_id"))
+        problems = [f"item {index}: call id {call} issued twice"] if call in self.issued else []
+        if not isinstance(item.get("arguments"), str):
+            problems.append(f"item {index}: arguments is not a string")
+        self.issued.add(call)
+        self.open.add(call)
+        return problems
+
+    def answer(self, index: int, item: Mapping[str, Any]) -> list[str]:
+        call = str(item.get("call_id"))
+        problems = [] if call in self.open else [f"item {index}: output {call} without its call"]
+        if not isinstance(item.get("output"), str):
+            problems.append(f"item {index}: output is not a string")
+        self.open.discard(call)
+        self.after_output = True
+        return problems
+
+    def move_on(self, index: int, assistant_side: bool) -> list[str]:
+        problems = []
+        if self.open and (self.after_output or not assistant_side):
+            problems.append(f"item {index}: calls {sorted(self.open)} not answered")
+            self.open = set()
+        self.after_output = False
+        return problems
+
+
+def _reasoning_problems(index: int, items: Sequence[Mapping[str, Any]]) -> list[str]:
+    following = items[index + 1] if index + 1 < len(items) else {}
+    if following.get("type") not in ("function_call", "message", REASONING) or (
+        following.get("role", "assistant") != "assistant"
+    ):
+        return [f"item {index}: reasoning not followed by its message or call"]
+    return []
 
 
 def _message_problems(index: int, item: Mapping[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ index, a JSON path such as `messages[3].content[1].tool_use_id`, and the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -160,23 +160,41 @@ def _check_block(block: Any, index: int, path: str) -> None:
     kind = block.get("type")
     if not isinstance(kind, str) or not kind:
         _fail(index, f"{path}.type", "a content block needs a string type")
-    if kind == "text" and not isinstance(block.get("text"), str):
+    check = _BLOCK_CHECKS.get(kind)
+    if check is not None:
+        check(block, index, path)
+
+
+def _check_text(block: dict[str, Any], index: int, path: str) -> None:
+    if not isinstance(block.get("text"), str):
         _fail(index, f"{path}.text", "a text block needs a string text")
-    elif kind == "tool_use":
-        for key in ("id", "name"):
-            if not isinstance(block.get(key), str) or not block[key]:
-                _fail(index, f"{path}.{key}", f"a tool_use block needs a non-empty string {key}")
-        if not isinstance(block.get("input"), dict):
-            _fail(index, f"{path}.input", "a tool_use block needs an object input")
-    elif kind == "tool_result":
-        if not isinstance(block.get("tool_use_id"), str) or not block["tool_use_id"]:
-            _fail(index, f"{path}.tool_use_id", "a tool_result block needs its tool_use_id")
-        nested = block.get("content")
-        if isinstance(nested, list):
-            for position, inner in enumerate(nested):
-                _check_block(inner, index, f"{path}.content[{position}]")
-        elif nested is not None and not isinstance(nested, str):
-            _fail(index, f"{path}.content", "tool_result content must be a string or a list")
+
+
+def _check_tool_use(block: dict[str, Any], index: int, path: str) -> None:
+    for key in ("id", "name"):
+        if not isinstance(block.get(key), str) or not block[key]:
+            _fail(index, f"{path}.{key}", f"a tool_use block needs a non-empty string {key}")
+    if not isinstance(block.get("input"), dict):
+        _fail(index, f"{path}.input", "a tool_use block needs an object input")
+
+
+def _check_tool_result(block: dict[str, Any], index: int, path: str) -> None:
+    if not isinstance(block.get("tool_use_id"), str) or not block["tool_use_id"]:
+        _fail(index, f"{path}.tool_use_id", "a tool_result block needs its tool_use_id")
+    nested = block.get("content")
+    if isinstance(nested, list):
+        for position, inner in enumerate(nested):
+            _check_block(inner, index, f"{path}.content[{position}]")
+    elif nested is not None and not isinstance(nested, str):
+        _fail(index, f"{path}.content", "tool_result content must be a string or a list")
+
+
+# The block types whose fields Foldwise reads; any other type is kept as the client sent it.
+_BLOCK_CHECKS: dict[str, Callable[[dict[str, Any], int, str], None]] = {
+    "text": _check_text,
+    "tool_use": _check_tool_use,
+    "tool_result": _check_tool_result,
+}
 
 
 def own_keys(raw: Mapping[str, Any], index: int) -> tuple[str | None, dict[str, Any]]:

@@ -129,6 +129,29 @@ def group_units(
     """Repair dangling ids, then split `messages` (seq order) into units. With
     `pending_allowed`, the newest message may keep calls still waiting for their results."""
     grouping = Grouping(units=[])
+    kept, answered = _drop_orphan_results(messages, counter, grouping)
+    final = _strip_unanswered(kept, answered, counter, grouping, pending_allowed)
+    result_position = {m_id: pos for pos, m in enumerate(final) for m_id in m.result_ids}
+    current: list[Message] = []
+    span_end = -1
+    for position, message in enumerate(final):
+        if current and position > span_end:
+            grouping.units.append(Unit(tuple(current)))
+            current = []
+        current.append(message)
+        ends = [result_position.get(c, position) for c in message.call_ids]
+        span_end = max([span_end, position, *ends])
+    if current:
+        pending = any(c not in answered for c in current[-1].call_ids)
+        grouping.units.append(Unit(tuple(current), pending=pending))
+    return grouping
+
+
+def _drop_orphan_results(
+    messages: Sequence[Message], counter: TokenCounter, grouping: Grouping
+) -> tuple[list[Message], dict[str, int]]:
+    """The messages without results whose call is not earlier (or already answered), and
+    where each call is answered."""
     issued: dict[str, int] = {}
     for index, message in enumerate(messages):
         for call_id in message.call_ids:
@@ -149,7 +172,17 @@ def group_units(
         if repaired is not message:
             grouping.repaired.add(message.id)
         kept.append(repaired)
-    # Unanswered calls: allowed only in the newest message (the pending call).
+    return kept, answered
+
+
+def _strip_unanswered(
+    kept: list[Message],
+    answered: dict[str, int],
+    counter: TokenCounter,
+    grouping: Grouping,
+    pending_allowed: bool,
+) -> list[Message]:
+    """Unanswered calls are allowed only in the newest message (the pending call)."""
     final: list[Message] = []
     for position, message in enumerate(kept):
         unanswered = {c for c in message.call_ids if c not in answered}
@@ -161,20 +194,7 @@ def group_units(
             grouping.repaired.add(message.id)
             message = stripped
         final.append(message)
-    result_position = {m_id: pos for pos, m in enumerate(final) for m_id in m.result_ids}
-    current: list[Message] = []
-    span_end = -1
-    for position, message in enumerate(final):
-        if current and position > span_end:
-            grouping.units.append(Unit(tuple(current)))
-            current = []
-        current.append(message)
-        ends = [result_position.get(c, position) for c in message.call_ids]
-        span_end = max([span_end, position, *ends])
-    if current:
-        pending = any(c not in answered for c in current[-1].call_ids)
-        grouping.units.append(Unit(tuple(current), pending=pending))
-    return grouping
+    return final
 
 
 def is_user_turn(message: Message) -> bool:

@@ -56,10 +56,7 @@ def validate_anthropic(messages: Wire) -> list[str]:
     problems: list[str] = []
     if messages and messages[0].get("role") != "user":
         problems.append("first message is not user")
-    seen_calls: set[str] = set()
-    open_calls: set[str] = set()  # calls of the last assistant message, not answered yet
-    last_calls: set[str] = set()
-    other_content = False  # the user turn (as the API combines it) has more than results
+    turns = _AnthropicTurns()
     for index, message in enumerate(messages):
         role = message.get("role")
         if role not in ("user", "assistant"):
@@ -68,28 +65,54 @@ def validate_anthropic(messages: Wire) -> list[str]:
             problems.append(f"message {index}: empty content or empty text block")
         blocks = _blocks(message)  # once per message: the lists below are read from it
         calls = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
-        results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
         if role != "assistant" and calls:
             problems.append(f"message {index}: tool_use outside an assistant message")
-        if seen_calls & set(calls):
-            problems.append(f"message {index}: tool_use id issued twice")
-        seen_calls |= set(calls)
+        problems += turns.issue(index, calls)
         if role == "assistant":
-            if open_calls:
-                problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
-            open_calls, last_calls, other_content = set(calls), set(calls), False
-            continue
-        for result in results:
-            if result not in last_calls:
-                problems.append(f"message {index}: tool_result {result} without its tool_use")
-            if other_content:
-                problems.append(f"message {index}: tool_result {result} after other content")
-            open_calls.discard(result)
-        other_content = other_content or _has_other_content(message, blocks)
-        if open_calls and not results:
-            problems.append(f"message {index}: tool_use {sorted(open_calls)} not answered")
-            open_calls = set()
+            problems += turns.assistant(index, calls)
+        else:
+            problems += turns.user(index, message, blocks)
     return problems  # calls still open at the end: the newest, pending call
+
+
+class _AnthropicTurns:
+    """The pairing rule across turns: the results of an assistant message's calls come first
+    in the user run right after it, and every call is answered there."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.open: set[str] = set()  # calls of the last assistant message, not answered yet
+        self.last: set[str] = set()
+        self.other_content = False  # the user turn (as the API combines it) has more than results
+
+    def issue(self, index: int, calls: list[str]) -> list[str]:
+        twice = bool(self.seen & set(calls))
+        self.seen |= set(calls)
+        return [f"message {index}: tool_use id issued twice"] if twice else []
+
+    def assistant(self, index: int, calls: list[str]) -> list[str]:
+        problems = []
+        if self.open:
+            problems.append(f"message {index}: tool_use {sorted(self.open)} not answered")
+        self.open, self.last, self.other_content = set(calls), set(calls), False
+        return problems
+
+    def user(
+        self, index: int, message: Mapping[str, Any], blocks: list[Mapping[str, Any]]
+    ) -> list[str]:
+        problems = []
+        results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
+        for result in results:
+            if result not in self.last:
+                problems.append(f"message {index}: tool_result {result} without its tool_use")
+            if self.other_content:
+                problems.append(f"message {index}: tool_result {result} after other content")
+            self.open.discard(result)
+        self.other_content = self.other_content or _has_other_content(message, blocks)
+        if self.open and not results:
+            problems.append(f"message {index}: tool_use {sorted(self.open)} not answered")
+            self.open = set()
+        return problems
 
 
 def _has_other_content(message: Mapping[str, Any], blocks: list[Mapping[str, Any]]) -> bool:

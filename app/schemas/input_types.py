@@ -72,7 +72,9 @@ class _Refused(Exception):
 
 
 def _check(value: Any, depth: int, max_items: int = MAX_ITEMS) -> None:
-    if isinstance(value, str):
+    if isinstance(value, dict | list):
+        _check_container(value, depth, max_items)
+    elif isinstance(value, str):
         problem = _text_problem(value)
         if problem:
             raise _Refused(problem)
@@ -81,26 +83,27 @@ def _check(value: Any, depth: int, max_items: int = MAX_ITEMS) -> None:
     elif isinstance(value, int):
         if not -MAX_INT - 1 <= value <= MAX_INT:
             raise _Refused("is outside the 64-bit integer range")
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise _Refused("is not a finite number (NaN, Infinity or overflow)")
-    elif isinstance(value, dict | list):
-        if depth >= MAX_DEPTH:
-            raise _Refused(f"is nested more than {MAX_DEPTH} levels deep")
-        if len(value) > max_items:
-            raise _Refused(f"has more than {max_items} entries")
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            if isinstance(key, str) and (problem := _text_problem(key)):
-                raise _Refused(problem, in_key=True)
-            # Most values are ASCII text without NUL: passed here, without a call.
-            if type(item) is str and item.isascii() and "\x00" not in item:
-                continue
-            try:
-                _check(item, depth + 1, max_items)
-            except _Refused as refused:
-                refused.path.append(key)
-                raise
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise _Refused("is not a finite number (NaN, Infinity or overflow)")
+
+
+def _check_container(value: dict[Any, Any] | list[Any], depth: int, max_items: int) -> None:
+    if depth >= MAX_DEPTH:
+        raise _Refused(f"is nested more than {MAX_DEPTH} levels deep")
+    if len(value) > max_items:
+        raise _Refused(f"has more than {max_items} entries")
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(key, str) and (problem := _text_problem(key)):
+            raise _Refused(problem, in_key=True)
+        # Most values are ASCII text without NUL: passed here, without a call.
+        if type(item) is str and item.isascii() and "\x00" not in item:
+            continue
+        try:
+            _check(item, depth + 1, max_items)
+        except _Refused as refused:
+            refused.path.append(key)
+            raise
 
 
 def _checked(value: Any) -> Any:

@@ -111,21 +111,7 @@ class _Walker:
     def user_text(self, blocks: Sequence[str]) -> None:
         """One user turn: each text block is cleared of harness text on its own (Claude Code
         sends its caveat, the command wrapper and the user's words as separate blocks)."""
-        kept = []
-        command = None
-        for raw in blocks:
-            split = split_user_text(raw)
-            command = split.command or command
-            if "<local-command-stdout>" in raw:
-                command = None  # a built-in command (/clear) ran locally: nothing expands
-            self.cwd = split.cwd or self.cwd
-            if split.carried_summary:
-                self.carried_summary(split.carried_summary)
-            self.standing(split.instructions)
-            for path in aider_edits(raw):
-                self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
-            kept.append(split.text)
-        text = "\n".join(t for t in kept if t)
+        text, command = self._without_harness(blocks)
         parts = sentences(text)
         if not parts:
             return
@@ -140,17 +126,39 @@ class _Walker:
                 self.facts.add(Item("request", clip(sentence, REQUEST_CHARS), self.tick()))
         self.last_request = clip((requests or parts)[0], REQUEST_CHARS)
         for sentence in parts:
-            if sentence.endswith("?"):
-                self.facts.add(Item("question", clip(sentence), self.tick(), status="user"))
-            elif _DECIDED.search(sentence):
-                self.facts.add(Item("decision", clip(sentence), self.tick()))
-            elif _CONSTRAINT.search(sentence):
-                self.facts.add(Item("constraint", clip(sentence), self.tick()))
-            elif _DECISION.search(sentence):
-                self.facts.add(Item("decision", clip(sentence), self.tick()))
+            self._user_sentence(sentence)
         error = first_error_line(text)
         if error:
             self.facts.add(Item("error", error, self.tick(), "open", detail="reported by user"))
+
+    def _without_harness(self, blocks: Sequence[str]) -> tuple[str, str | None]:
+        """The user's own words and the slash command they ran, if any; what the harness
+        carried (cwd, a summary, standing rules, aider's edits) is read on the way."""
+        kept = []
+        command = None
+        for raw in blocks:
+            split = split_user_text(raw)
+            command = split.command or command
+            if "<local-command-stdout>" in raw:
+                command = None  # a built-in command (/clear) ran locally: nothing expands
+            self.cwd = split.cwd or self.cwd
+            if split.carried_summary:
+                self.carried_summary(split.carried_summary)
+            self.standing(split.instructions)
+            for path in aider_edits(raw):
+                self.facts.add(Item("file", path, self.tick(), "modified", detail="aider"))
+            kept.append(split.text)
+        return "\n".join(t for t in kept if t), command
+
+    def _user_sentence(self, sentence: str) -> None:
+        if sentence.endswith("?"):
+            self.facts.add(Item("question", clip(sentence), self.tick(), status="user"))
+        elif _DECIDED.search(sentence):
+            self.facts.add(Item("decision", clip(sentence), self.tick()))
+        elif _CONSTRAINT.search(sentence):
+            self.facts.add(Item("constraint", clip(sentence), self.tick()))
+        elif _DECISION.search(sentence):
+            self.facts.add(Item("decision", clip(sentence), self.tick()))
 
     def standing(self, instructions: str) -> None:
         """A harness's standing instructions: its rules (`_STANDING`) are constraints."""
