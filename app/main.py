@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.api.context_cache import ContextCacheMiddleware
 from app.api.docs import mount_docs
 from app.api.routes import (
     assemble_context,
@@ -30,7 +31,6 @@ from app.api.routes import (
     tokens,
     transfer,
 )
-from app.api.served_context import ServedContextMiddleware
 from app.api.strict_query import reject_unknown_query
 from app.core.db import create_engine, create_sessionmaker
 from app.core.errors import FoldwiseError
@@ -43,11 +43,10 @@ from app.core.startup import check_schema
 from app.core.tracing import telemetry, traced_engine, tracing_configured
 from app.inspector import PREFIX as INSPECTOR_PREFIX
 from app.inspector import mount_inspector
-from app.repositories.context_rows import driver_snapshot
-from app.repositories.served_state import open_served_state_reader
 from app.services.background_folds import BackgroundFolds
 from app.services.folds import SummarizerFactory
 from app.services.provider_counts import ProviderCounter
+from app.services.read_path import ReadPath
 from app.services.response_cache import ResponseCache
 from app.services.retention import RetentionSweeper
 from app.summarizers.factory import open_summarizer
@@ -193,8 +192,7 @@ def create_app(
             raise
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
-        response_cache.reader = open_served_state_reader(engine)
-        response_cache.driver_snapshot = driver_snapshot(response_cache.reader)
+        read_path.open(engine)
         retention = RetentionSweeper(app.state.sessionmaker, settings)
         retention.start()
         if keyring.is_open:
@@ -208,7 +206,7 @@ def create_app(
             await retention.close()
             await background_folds.close()
             await provider_counter.aclose()
-            await response_cache.reader.close()
+            await read_path.close()
             await engine.dispose()
 
     app = FastAPI(
@@ -226,8 +224,8 @@ def create_app(
     app.state.keyring = keyring
     app.state.registry = registry
     app.state.summarizer_factory = summarizer_factory
-    response_cache = ResponseCache(settings.context_cache_bytes)
-    app.state.response_cache = response_cache
+    read_path = ReadPath(ResponseCache(settings.context_cache_bytes))
+    app.state.read_path = read_path
     background_folds = BackgroundFolds()
     app.state.background_folds = background_folds
     provider_counter = ProviderCounter(settings)
@@ -244,7 +242,7 @@ def create_app(
     # which wraps auth and the body limit, so a 401 or 413 still carries CORS headers and is
     # counted, and auth answers before any body is read. Innermost, a response cache
     # hit is answered for the tenant auth resolved, before routing.
-    app.add_middleware(ServedContextMiddleware, cache=response_cache)
+    app.add_middleware(ContextCacheMiddleware, read_path=read_path)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, keyring=keyring, open_prefixes=(INSPECTOR_PREFIX,))
     if settings.cors_origins:

@@ -19,11 +19,11 @@ from app.core.db import read_scope, session_scope
 from app.core.errors import SessionNotFound
 from app.core.security import KeyRing, resolve_tenant
 from app.core.settings import Settings
-from app.repositories.context_rows import DriverSnapshot
 from app.schemas.sessions import SESSION_ID_PATTERN
 from app.services.context import ContextAssembler
 from app.services.folds import SummarizerFactory
 from app.services.provider_counts import ProviderCounter
+from app.services.read_path import ReadPath
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
@@ -120,11 +120,16 @@ async def get_assembler(
     state = request.app.state
     factory = cast(SummarizerFactory, state.summarizer_factory)
     sessionmaker = cast(async_sessionmaker[AsyncSession], state.sessionmaker)
-    # Reads through the driver on the response cache's connections (context_rows.py).
-    snapshot = cast("DriverSnapshot | None", state.response_cache.driver_snapshot)
-    records, background = state.response_cache.records, state.background_folds
+    read_path = cast(ReadPath, state.read_path)
     return ContextAssembler(
-        sessionmaker, tenant, settings, registry, factory, snapshot, records, background
+        sessionmaker,
+        tenant,
+        settings,
+        registry,
+        factory,
+        read_path.snapshot,
+        read_path.records,
+        state.background_folds,
     )
 
 

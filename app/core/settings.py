@@ -130,7 +130,7 @@ class Settings(BaseSettings, ContextSettings):
     tracing: bool = False
     """OpenTelemetry spans (the `otel` extra); an OTLP endpoint in `OTEL_EXPORTER_OTLP_ENDPOINT`
     turns them on too, see [traces](#traces)"""
-    # Served-context cache per process (app/services/response_cache.py): bodies of up to a few
+    # Response cache per process (app/services/response_cache.py): bodies of up to a few
     # hundred KB each, so 64 MiB holds hundreds of sessions; 0 turns it off.
     context_cache_bytes: int = Field(64 * 1024 * 1024, ge=0)
     """memory per process for served contexts (step 0 below; `foldwise_context_cache_*` in

@@ -7,7 +7,7 @@ Everything after the clear marker is read only for `explain=true`.
 
 Each read is one SQLAlchemy statement below, compiled once per dialect (driver_sql.py) and
 run as driver SQL, whether through the app's engine (`ContextRepository`) or on the
-connections of app/repositories/served_state.py and context_rows.py; rows come back as the
+connections of app/repositories/context_version.py and context_rows.py; rows come back as the
 driver's raw values and are decoded by the one decoder of each read here. A column a
 context depends on is added to `SESSION_FIELDS` or `MESSAGE_FIELDS` and to nothing else.
 """
@@ -77,7 +77,7 @@ _OF_SESSION = (
 
 # The validating read of a cached GET …/context: the session's version, its served records
 # and one family's calibration; two unique-index lookups.
-SERVED_STATE = DriverSQL(
+CONTEXT_VERSION = DriverSQL(
     select(
         Session.pk,
         Session.updated_at,
@@ -167,8 +167,8 @@ CONTEXT_IN_ONE_STATEMENT = _context_in_one_statement()
 
 # Decoding: values come out as the ORM's types would make them (`UTCDateTime`, JSON). SQLite
 # hands back timestamps as naive ISO text. JSON comes as text from sqlite3 and from the
-# served-state reader's own asyncpg connections, but decoded from SQLAlchemy's asyncpg connections
-# (its dialect registers JSON codecs on them): `decoded` says which.
+# context-version reader's own asyncpg connections, but decoded from SQLAlchemy's asyncpg
+# connections (its dialect registers JSON codecs on them): `decoded` says which.
 def _json(value: Any, decoded: bool) -> Any:
     return value if decoded or value is None else json.loads(value)
 
@@ -213,7 +213,7 @@ def session_version(row: Session) -> SessionVersion:
 
 
 @dataclass(frozen=True, slots=True)
-class ServedState:
+class ContextVersion:
     """One read of everything a served context depends on besides its query and messages."""
 
     version: SessionVersion
@@ -221,10 +221,10 @@ class ServedState:
     calibration: tuple[float, int] | None  # (ratio, samples) of the model family, if any
 
 
-def served_state_row(row: Sequence[Any], decoded: bool = False) -> ServedState:
-    """A `SERVED_STATE` row."""
+def context_version_row(row: Sequence[Any], decoded: bool = False) -> ContextVersion:
+    """A `CONTEXT_VERSION` row."""
     pk, updated_at, last_seq, cleared, version, last_context, ratio, samples = row
-    return ServedState(
+    return ContextVersion(
         version=SessionVersion(pk, timestamp(updated_at), last_seq, cleared, version),
         last_context=dict(_json(last_context, decoded) or {}),
         calibration=None if ratio is None else (ratio, samples),
@@ -282,17 +282,18 @@ def stored_message(message: Message) -> EngineMessage:
     return engine_message([getattr(message, f.key) for f in MESSAGE_FIELDS], True)
 
 
-async def served_state(
+async def context_version(
     connection: AsyncConnection, tenant: str, session_id: str, family: str
-) -> ServedState | None:
-    """`SERVED_STATE` through SQLAlchemy (the engine path of app/repositories/served_state.py)."""
+) -> ContextVersion | None:
+    """`CONTEXT_VERSION` through SQLAlchemy (the engine path of
+    app/repositories/context_version.py)."""
     dialect = connection.dialect.name
     params = {"tenant": tenant, "session_id": session_id, "family": family}
     result = await connection.exec_driver_sql(
-        SERVED_STATE.sql(dialect), SERVED_STATE.args(dialect, params)
+        CONTEXT_VERSION.sql(dialect), CONTEXT_VERSION.args(dialect, params)
     )
     row = result.one_or_none()
-    return None if row is None else served_state_row(row, json_decoded(connection))
+    return None if row is None else context_version_row(row, json_decoded(connection))
 
 
 class ContextRepository:

@@ -3,9 +3,9 @@
 The same three reads as `ContextRepository` (the session row with the tenant's calibrations,
 the messages after a seq, a page of user messages: the statements of
 app/repositories/context.py, compiled once per dialect) in one read-only snapshot, on the
-connections of the served-state reader (app/repositories/served_state.py): on SQLite its `sqlite3`
-connection, on the event loop, between `BEGIN` and `COMMIT` with no await in between (a
-snapshot no other coroutine can touch); on PostgreSQL one statement on one of its asyncpg
+connections of the context-version reader (app/repositories/context_version.py): on SQLite
+its `sqlite3` connection, on the event loop, between `BEGIN` and `COMMIT` with no await in
+between (a snapshot no other coroutine can touch); on PostgreSQL one statement on one of its asyncpg
 connections (a statement sees one snapshot: no transaction, one round trip). SQLAlchemy's
 statement, execution and result layers cost more than the reads themselves here, and on
 SQLite each of its statements is several hops to aiosqlite's thread.
@@ -39,12 +39,12 @@ from app.repositories.context import (
     session_and_calibrations,
     session_row,
 )
-from app.repositories.driver_sql import DriverSQL
-from app.repositories.served_state import (
-    PostgresServedStateReader,
-    ServedStateReader,
-    SqliteServedStateReader,
+from app.repositories.context_version import (
+    ContextVersionReader,
+    PostgresContextVersionReader,
+    SqliteContextVersionReader,
 )
+from app.repositories.driver_sql import DriverSQL
 
 # What one SQLite snapshot may bring in on the event loop: rows (~1 µs of C and ~5 µs of
 # decoding each) and stored bytes (JSON decoding runs at a few hundred MB/s): a few ms at most.
@@ -157,7 +157,7 @@ class _PostgresReads:
     are answered from it."""
 
     def __init__(
-        self, reader: PostgresServedStateReader, after: int, decoded: DecodedMessages
+        self, reader: PostgresContextVersionReader, after: int, decoded: DecodedMessages
     ) -> None:
         self.reader = reader
         self.after = after
@@ -207,7 +207,7 @@ class _PostgresReads:
 
 @asynccontextmanager
 async def sqlite_snapshot(
-    reader: SqliteServedStateReader, after: int, decoded: DecodedMessages
+    reader: SqliteContextVersionReader, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
     connection = reader.connection()
     connection.execute("BEGIN")
@@ -219,19 +219,19 @@ async def sqlite_snapshot(
 
 @asynccontextmanager
 async def postgres_snapshot(
-    reader: PostgresServedStateReader, after: int, decoded: DecodedMessages
+    reader: PostgresContextVersionReader, after: int, decoded: DecodedMessages
 ) -> AsyncIterator[DriverReads]:
     yield _PostgresReads(reader, after, decoded)
 
 
-def driver_snapshot(reader: ServedStateReader) -> DriverSnapshot | None:
-    """Consistent reads of a context's rows on the served-state reader's own driver
+def driver_snapshot(reader: ContextVersionReader) -> DriverSnapshot | None:
+    """Consistent reads of a context's rows on the context-version reader's own driver
     connections (sqlite3 or asyncpg, one transaction each), or None: read through SQLAlchemy."""
     decoded = DecodedMessages()
-    if isinstance(reader, SqliteServedStateReader):
+    if isinstance(reader, SqliteContextVersionReader):
         sqlite_reader = reader
         return lambda after: sqlite_snapshot(sqlite_reader, after, decoded)
-    if isinstance(reader, PostgresServedStateReader):
+    if isinstance(reader, PostgresContextVersionReader):
         postgres_reader = reader
         return lambda after: postgres_snapshot(postgres_reader, after, decoded)
     return None

@@ -1,7 +1,7 @@
 """SQLAlchemy statements compiled once per dialect, for reads that run as plain driver SQL.
 
 The hot reads (app/repositories/context.py) are declared once, as SQLAlchemy statements.
-Some run on connections of a driver's own (sqlite3, asyncpg: app/repositories/served_state.py,
+Some run on connections of a driver's own (sqlite3, asyncpg: app/repositories/context_version.py,
 context_rows.py), the rest through `exec_driver_sql`: both take the compiled SQL and its
 parameters in position order, and both hand back the driver's raw values, so one decoder
 serves every path.

@@ -1,7 +1,7 @@
 """POST …/usage: learn the provider's count against our estimate, per tenant and model family.
 
 The report refers to the last context served for that session and model: the one this
-replica served last when it extends the recorded one (`ServedRecords`), else the recorded
+replica served last when it extends the recorded one (`PromptRecords`), else the recorded
 one (`last_context`, written by GET …/context whenever a context's shape changes), plus what
 the report says the request carried beyond it (`unserved`, counted here). The ratio
 is smoothed by `app.engine.calibration.with_report` (EWMA, clamped to [0.5, 2.0]) under a
@@ -19,7 +19,7 @@ from app.engine.calibration import Calibration, with_report
 from app.repositories.calibration import CalibrationRepository
 from app.repositories.sessions import SessionRepository
 from app.schemas.calibration import CalibrationRead, UsageReport, UsageReportResponse
-from app.services.prompt_cache import ServedRecords
+from app.services.prompt_cache import PromptRecords
 from app.services.tokens import count_posted
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelRegistry
@@ -44,7 +44,7 @@ async def report_usage(
     registry: ModelRegistry,
     session_id: str,
     body: UsageReport,
-    records: ServedRecords | None = None,
+    records: PromptRecords | None = None,
 ) -> UsageReportResponse:
     session = await SessionRepository(db, tenant).get_or_raise(session_id)
     model = body.model or session.model

@@ -60,7 +60,7 @@ from app.schemas.context import CacheUsage
 from app.services.background_folds import BackgroundFolds, fold_policy
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
-    ServedRecords,
+    PromptRecords,
     compare,
     extends,
     previous_anchor,
@@ -237,7 +237,7 @@ class ContextAssembler:
         registry: ModelRegistry,
         summarizer_factory: SummarizerFactory,
         driver_snapshot: DriverSnapshot | None = None,
-        records: ServedRecords | None = None,
+        records: PromptRecords | None = None,
         background: BackgroundFolds | None = None,
     ) -> None:
         """`driver_snapshot` (app/repositories/context_rows.py), when given, reads a context
@@ -247,7 +247,7 @@ class ContextAssembler:
         asks for run beside the requests; without it, in them."""
         self.background = background
         self.driver_snapshot = driver_snapshot
-        self.records = records if records is not None else ServedRecords()
+        self.records = records if records is not None else PromptRecords()
         self.sessionmaker = sessionmaker
         self.tenant = tenant
         self.settings = settings

@@ -15,7 +15,7 @@ hundred messages, so it runs on every request.
 A record is written only when its *shape* changes (`extends`): between two folds an
 append-only session serves contexts that only extend the recorded one, and a read that
 changed nothing but appends writes nothing (SPEC §12). The newest record a replica served
-is kept in its memory (`ServedRecords`), so `usage.cache` and `POST …/usage` on that replica
+is kept in its memory (`PromptRecords`), so `usage.cache` and `POST …/usage` on that replica
 compare with the context really served last; another replica compares with the recorded one,
 an earlier context of the same shape (its shared prefix, never more).
 """
@@ -98,7 +98,7 @@ def extends(base: Any, record: Mapping[str, Any]) -> bool:
 RECORD_OVERHEAD, CHAIN_ITEM_BYTES = 1_000, 90
 
 
-class ServedRecords:
+class PromptRecords:
     """The record of the context last served per (tenant, session pk, model) on this replica,
     least recently used out past `max_bytes` (16 MiB: thousands of active sessions)."""
 

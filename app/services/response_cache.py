@@ -1,4 +1,4 @@
-"""Served-context cache: a repeated GET …/context answered from memory after one indexed read.
+"""Response cache: a repeated GET …/context answered from memory after one indexed read.
 
 A context is a pure function of its query, the session row, the messages up to `last_seq`
 (immutable once appended), the tenant's calibration for the model family, and the record of
@@ -8,9 +8,9 @@ session and query, next to a stamp of that state: the session's `SessionVersion`
 `updated_at`, `last_seq`, `cleared_through_seq`, `summary_version`), the calibration's
 (ratio, samples), and the record. The key is (tenant, session id, raw query string): the
 same bytes parse to the same options, so a repeat is recognised before anything is parsed
-(`lookup`, called by app/api/served_context.py before routing). It reads the stamp back in
-one statement (`served_state`: the `(tenant, external_id)` unique index joined to the
-calibration primary key, through the driver itself, app/repositories/served_state.py) and
+(`lookup`, called by app/api/context_cache.py before routing). It reads the stamp back in
+one statement (`context_version`: the `(tenant, external_id)` unique index joined to the
+calibration primary key, through the driver itself, app/repositories/context_version.py) and
 serves the body only if every part is equal, so an append, a fold, a clear, a PATCH, a
 usage report or another query's context made by any replica on the same database is seen
 by the next read of every other replica. Nothing is pushed between replicas and nothing
@@ -41,13 +41,12 @@ from typing import Any
 
 from app.core.logging import get_logger
 from app.core.metrics import CONTEXT_CACHE, CONTEXT_CACHE_BYTES, CONTEXT_CACHE_EVICTIONS
-from app.repositories.context import ServedState, SessionVersion
-from app.repositories.context_rows import DriverSnapshot
-from app.repositories.served_state import ServedStateReader
+from app.repositories.context import ContextVersion, SessionVersion
+from app.repositories.context_version import ContextVersionReader
 from app.schemas.context import ContextResponse
 from app.services.context import ContextAssembler, ContextOptions, Served, Snapshot
 from app.services.context_response import context_response
-from app.services.prompt_cache import ServedRecords, compare
+from app.services.prompt_cache import compare
 
 log = get_logger("foldwise.response_cache")
 
@@ -85,27 +84,14 @@ class Entry:
     size: int = 0  # bytes charged to the cache: body, snapshot and the key's query string
 
 
-class _NoReader:
-    """Before the lifespan opened the database nothing can be validated: every lookup misses."""
-
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
-        return None
-
-    async def close(self) -> None:
-        return None
-
-
 class ResponseCache:
     """LRU of response bodies, bounded by their total size; one per app (per replica)."""
 
-    def __init__(self, max_bytes: int, reader: ServedStateReader | None = None) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.size = 0
         self.hits = 0  # this cache's own counts (`/metrics` sums every cache of the process)
         self.evicted = 0
-        self.reader: ServedStateReader = reader or _NoReader()  # set when the engine exists
-        self.driver_snapshot: DriverSnapshot | None = None  # reads on the reader's connections
-        self.records = ServedRecords()  # the records this replica served last, per model
         self._entries: OrderedDict[Hashable, Entry] = OrderedDict()
 
     def __len__(self) -> int:
@@ -158,13 +144,13 @@ def cache_key(
 ) -> Hashable | None:
     """The key of a cacheable request, or None (a forced fold, a focus, a history trigger, a
     preview). The raw query string stands for every parameter: the same bytes parse to the
-    same options, and a hit is found before anything is parsed (app/api/served_context.py)."""
+    same options, and a hit is found before anything is parsed (app/api/context_cache.py)."""
     if options.mode == "force" or options.focus or options.trigger or not options.record_served:
         return None
     return (tenant, session_id, query)
 
 
-def stamp_of(state: ServedState, model: str) -> Stamp:
+def stamp_of(state: ContextVersion, model: str) -> Stamp:
     return Stamp(state.version, state.calibration, state.last_context.get(model))
 
 
@@ -186,18 +172,20 @@ def replayed(response: ContextResponse, served: Served) -> ContextResponse:
     return response.model_copy(update={"usage": usage, "summarized": False})
 
 
-async def lookup(cache: ResponseCache, tenant: str, session_id: str, query: bytes) -> bytes | None:
+async def lookup(
+    cache: ResponseCache, versions: ContextVersionReader, tenant: str, session_id: str, query: bytes
+) -> bytes | None:
     """The cached body of this request if the database still holds the state it was computed
-    from (one indexed read); None sends the request down the full path."""
+    from (one indexed read through `versions`); None sends the request down the full path."""
     key = (tenant, session_id, query)
     entry = cache.get(key) if cache.max_bytes else None
     if entry is None:
         CONTEXT_CACHE.labels("miss").inc()
         return None
     try:
-        state = await cache.reader.read(tenant, session_id, entry.family)
+        state = await versions.read(tenant, session_id, entry.family)
     except Exception as exc:  # the full path reads again, and answers a 503 if it must
-        log.debug("served-state read failed: %r", exc)
+        log.debug("context-version read failed: %r", exc)
         state = None
     if state is None or stamp_of(state, entry.model) != entry.stamp:
         # Kept: its snapshot is the base of the context assembled next (`serve_context`).

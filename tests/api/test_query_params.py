@@ -76,7 +76,7 @@ async def test_unknown_keys_make_no_served_context_entry(
     await create_session(client, id=SESSION)
     await append(client, SESSION, user("hello"))
     assert (await client.get(f"/sessions/{SESSION}/context")).status_code == 200
-    cache = app.state.response_cache
+    cache = app.state.read_path.responses
     entries = len(cache)
     for n in range(5):
         response = await client.get(f"/sessions/{SESSION}/context?x={n}")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from app.core.metrics import CONTEXT_LOADS
 from app.main import create_app
 from app.repositories.context import ContextRepository
-from app.services.prompt_cache import ServedRecords
+from app.services.prompt_cache import PromptRecords
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import (
     append,
@@ -171,7 +171,7 @@ async def test_a_context_built_on_the_last_one_is_the_full_assembly_byte_for_byt
 
 
 def test_the_records_a_replica_remembers_are_bounded_by_their_bytes() -> None:
-    records = ServedRecords(max_bytes=100_000)
+    records = PromptRecords(max_bytes=100_000)
     shape = {"version": 0, "anchor": None, "settings": "s", "limit": 8000, "pruned": 0}
     chain = [f"{n:016x}" for n in range(100)]
     for pk in range(1_000):

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from sqlalchemy import event
 
 from app.main import create_app
-from app.repositories.served_state import SQLITE_STATE, SqliteServedStateReader
+from app.repositories.context_version import SQLITE_STATE, SqliteContextVersionReader
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import (
     append,
@@ -39,11 +39,11 @@ def _plans(db_file: Path, statements: list[tuple[str, Any]], table: str = "messa
 
 
 async def _traced(app: FastAPI, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The statements the driver reads (app/repositories/served_state.py, context_rows.py) run from
-    now on, with their parameters in place."""
+    """The statements the driver reads (app/repositories/context_version.py, context_rows.py)
+    run from now on, with their parameters in place."""
     driver: list[str] = []
-    reader = app.state.response_cache.reader
-    assert isinstance(reader, SqliteServedStateReader)
+    reader = app.state.read_path.versions
+    assert isinstance(reader, SqliteContextVersionReader)
     await reader.close()  # reconnected by the next read, traced
     connect = reader._connect
 
@@ -115,7 +115,7 @@ async def test_a_cached_context_is_validated_by_index_lookups_only(
     driver = await _traced(app, monkeypatch)
     response = await client.get("/sessions/s/context")
     assert response.status_code == 200
-    assert app.state.response_cache.hits == 1
+    assert app.state.read_path.responses.hits == 1
     assert statements == []  # nothing through the app's engine: one statement of the reader
     reads = [sql for sql in driver if not sql.startswith("PRAGMA")]
     assert len(reads) == 1 and reads[0].startswith(SQLITE_STATE.split(" = ?")[0]), reads

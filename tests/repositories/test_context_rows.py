@@ -19,8 +19,8 @@ from app.repositories import context_rows
 from app.repositories.context import (
     SESSION_FIELDS,
     ContextRepository,
+    context_version,
     engine_message,
-    served_state,
     session_row,
     stored_message,
 )
@@ -48,7 +48,7 @@ async def app(db_url: str, recorder: RecordingSummarizer) -> FastAPI:
 
 def _assemblers(app: FastAPI, recorder: RecordingSummarizer) -> tuple[ContextAssembler, ...]:
     state = app.state
-    snapshot = state.response_cache.driver_snapshot
+    snapshot = state.read_path.snapshot
     assert snapshot is not None
     common = (state.sessionmaker, "default", state.settings, state.registry, recorder.factory)
     return ContextAssembler(*common, snapshot), ContextAssembler(*common)
@@ -123,9 +123,9 @@ async def test_every_path_decodes_rows_as_the_orm_does(
     assert list(snapshot.messages) == [stored_message(m) for m in stored]
     assert snapshot.messages[1].content == '"quoted" and \\ escaped \u2028 β 🙂'
     async with app.state.engine.connect() as connection:
-        state = await served_state(connection, "default", "s", "anthropic")
+        state = await context_version(connection, "default", "s", "anthropic")
     assert state is not None and state.version.updated_at == orm_session.updated_at
-    reader_state = await app.state.response_cache.reader.read("default", "s", "anthropic")
+    reader_state = await app.state.read_path.versions.read("default", "s", "anthropic")
     assert reader_state == state
     assert session_row([getattr(orm_session, f.key) for f in SESSION_FIELDS], True).pk == row.pk
 

@@ -91,7 +91,7 @@ async def worlds(make_client: MakeClient, db_url: str) -> Worlds:
     c = await replica(make_client, app_c, "key-plain")
     for client in (b, c):
         await create_session(client, id="s")
-    return Worlds(a, b, c, app_a.state.response_cache)
+    return Worlds(a, b, c, app_a.state.read_path.responses)
 
 
 class TestAcrossReplicas:
@@ -214,7 +214,7 @@ async def test_the_cache_can_be_turned_off(make_client: MakeClient, db_url: str)
     await append(client, "s", user("Hello"), assistant("Hi"))
     for _ in range(3):
         assert (await client.get("/sessions/s/context")).status_code == 200
-    assert app.state.response_cache.hits == 0 and len(app.state.response_cache) == 0
+    assert app.state.read_path.responses.hits == 0 and len(app.state.read_path.responses) == 0
 
 
 async def test_hits_and_stale_entries_are_counted_in_metrics(worlds: Worlds) -> None:

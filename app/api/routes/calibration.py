@@ -22,5 +22,5 @@ async def report_provider_usage(
     registry: RegistryDep,
 ) -> UsageReportResponse:
     """Calibrate: what the provider counted for the last context served for `model`."""
-    records = request.app.state.response_cache.records
+    records = request.app.state.read_path.records
     return await report_usage(db, tenant, registry, session_id, body, records)

@@ -14,13 +14,14 @@ from app.schemas.context import (
     ContextResponse,
 )
 from app.services.context import ContextAssembler, ContextOptions
+from app.services.read_path import ReadPath
 from app.services.response_cache import ResponseCache, serve_context
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
 
 async def get_response_cache(request: Request) -> ResponseCache:
-    return cast(ResponseCache, request.app.state.response_cache)
+    return cast(ReadPath, request.app.state.read_path).responses
 
 
 ResponseCacheDep = Annotated[ResponseCache, Depends(get_response_cache)]
@@ -41,7 +42,7 @@ async def get_context(
     """The history to send next, under the budget; folds first when it must
     (docs/reference.md §Assembly).
     A repeat of an unchanged context is served from the replica's cache before it gets here
-    (app/api/served_context.py); a preview or dry run never is."""
+    (app/api/context_cache.py); a preview or dry run never is."""
     return await _context(request, session_id, assembler, response_cache, query)
 
 

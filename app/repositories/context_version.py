@@ -1,6 +1,6 @@
-"""The served-state read of a cache hit, through the database driver itself.
+"""The context-version read of a cache hit, through the database driver itself.
 
-A cached GET …/context is validated by one indexed statement (`served_state` in
+A cached GET …/context is validated by one indexed statement (`context_version` in
 app/repositories/context.py). Through SQLAlchemy that costs a pool checkout, an execution
 context and result processing, and on SQLite two hops to aiosqlite's thread; together
 several times the cost of the rest of a hit. The readers here run the same statement on a
@@ -15,7 +15,7 @@ committed rows, so another replica's change is seen by the next read):
   release, since nothing here changes a connection's state.
 - Any other engine (`:memory:` SQLite): SQLAlchemy Core on a bare connection.
 
-Values are decoded by `served_state_row` on every path, to what the ORM reads (`UTCDateTime`,
+Values are decoded by `context_version_row` on every path, to what the ORM reads (`UTCDateTime`,
 JSON), so a stamp taken from the snapshot a context was assembled from compares equal to a
 stamp read here.
 """
@@ -32,41 +32,56 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import single_statements
 from app.core.errors import FoldwiseError
-from app.repositories.context import SERVED_STATE, ServedState, served_state, served_state_row
+from app.repositories.context import (
+    CONTEXT_VERSION,
+    ContextVersion,
+    context_version,
+    context_version_row,
+)
 
 # Enough for the concurrent hits of one worker: a statement takes well under a millisecond.
 PG_READERS = 4
 
-# `SERVED_STATE` in each driver's SQL.
-SQLITE_STATE = SERVED_STATE.sql("sqlite")
-POSTGRES_STATE = SERVED_STATE.sql("postgresql")
+# `CONTEXT_VERSION` in each driver's SQL.
+SQLITE_STATE = CONTEXT_VERSION.sql("sqlite")
+POSTGRES_STATE = CONTEXT_VERSION.sql("postgresql")
 
 
 def _params(tenant: str, session_id: str, family: str) -> dict[str, str]:
     return {"tenant": tenant, "session_id": session_id, "family": family}
 
 
-class ServedStateReader(Protocol):
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None: ...
+class ContextVersionReader(Protocol):
+    async def read(self, tenant: str, session_id: str, family: str) -> ContextVersion | None: ...
 
     async def close(self) -> None: ...
 
 
-class EngineServedStateReader:
-    """SQLAlchemy Core on a bare connection of the app's engine."""
+class NoDatabase:
+    """Before the lifespan opened the database nothing can be validated: every lookup misses."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
-        async with single_statements(self.engine) as connection:
-            return await served_state(connection, tenant, session_id, family)
+    async def read(self, tenant: str, session_id: str, family: str) -> ContextVersion | None:
+        return None
 
     async def close(self) -> None:
         return None
 
 
-class SqliteServedStateReader:
+class EngineContextVersionReader:
+    """SQLAlchemy Core on a bare connection of the app's engine."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def read(self, tenant: str, session_id: str, family: str) -> ContextVersion | None:
+        async with single_statements(self.engine) as connection:
+            return await context_version(connection, tenant, session_id, family)
+
+    async def close(self) -> None:
+        return None
+
+
+class SqliteContextVersionReader:
     """A `sqlite3` connection of its own, read on the event loop (see the module docstring)."""
 
     def __init__(self, path: str) -> None:
@@ -86,15 +101,15 @@ class SqliteServedStateReader:
             self._connection = self._connect()
         return self._connection
 
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+    async def read(self, tenant: str, session_id: str, family: str) -> ContextVersion | None:
         connection = self.connection()
         try:
-            args = SERVED_STATE.args("sqlite", _params(tenant, session_id, family))
+            args = CONTEXT_VERSION.args("sqlite", _params(tenant, session_id, family))
             row = connection.execute(SQLITE_STATE, args).fetchone()
         except sqlite3.Error:  # busy, or a broken connection: the next read opens a new one
             await self.close()
             raise
-        return None if row is None else served_state_row(row)
+        return None if row is None else context_version_row(row)
 
     async def close(self) -> None:
         if self._connection is not None:
@@ -102,7 +117,7 @@ class SqliteServedStateReader:
             self._connection = None
 
 
-class PostgresServedStateReader:
+class PostgresContextVersionReader:
     """Up to PG_READERS asyncpg connections of its own, opened on first use."""
 
     def __init__(self, connect_kwargs: dict[str, Any]) -> None:
@@ -137,11 +152,11 @@ class PostgresServedStateReader:
             raise
         self._idle.put_nowait(connection)
 
-    async def read(self, tenant: str, session_id: str, family: str) -> ServedState | None:
+    async def read(self, tenant: str, session_id: str, family: str) -> ContextVersion | None:
         async with self.connection() as connection:
-            args = SERVED_STATE.args("postgresql", _params(tenant, session_id, family))
+            args = CONTEXT_VERSION.args("postgresql", _params(tenant, session_id, family))
             row = await connection.fetchrow(POSTGRES_STATE, *args)
-        return None if row is None else served_state_row(row)
+        return None if row is None else context_version_row(row)
 
     async def close(self) -> None:
         while not self._idle.empty():
@@ -165,24 +180,24 @@ def _asyncpg_kwargs(engine: AsyncEngine) -> dict[str, Any]:
     return {key: value for key, value in kwargs.items() if key not in _SQLALCHEMY_OPTIONS}
 
 
-def open_served_state_reader(engine: AsyncEngine) -> ServedStateReader:
+def open_context_version_reader(engine: AsyncEngine) -> ContextVersionReader:
     """The fastest reader for the engine's database (nothing is connected yet)."""
     url = engine.url
     backend = url.get_backend_name()
     path = url.database
     if backend == "sqlite" and path and path != ":memory:" and "uri" not in url.query:
-        return SqliteServedStateReader(path)
+        return SqliteContextVersionReader(path)
     if backend == "postgresql":
-        return PostgresServedStateReader(_asyncpg_kwargs(engine))
-    return EngineServedStateReader(engine)
+        return PostgresContextVersionReader(_asyncpg_kwargs(engine))
+    return EngineContextVersionReader(engine)
 
 
 __all__ = [
     "POSTGRES_STATE",
     "SQLITE_STATE",
-    "EngineServedStateReader",
-    "PostgresServedStateReader",
-    "ServedStateReader",
-    "SqliteServedStateReader",
-    "open_served_state_reader",
+    "ContextVersionReader",
+    "EngineContextVersionReader",
+    "PostgresContextVersionReader",
+    "SqliteContextVersionReader",
+    "open_context_version_reader",
 ]

@@ -1,7 +1,7 @@
-"""A cache hit answered before routing (app/api/served_context.py) keeps what the route
+"""A cache hit answered before routing (app/api/context_cache.py) keeps what the route
 guarantees: authentication first, one tenant's body never served to another, the metrics
 label of the route, a different query never served another query's body, and the same
-answer as the raw-driver read's SQLAlchemy twin (app/repositories/served_state.py)."""
+answer as the raw-driver read's SQLAlchemy twin (app/repositories/context_version.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from app.api.served_context import session_of
+from app.api.context_cache import session_of
 from app.main import create_app
-from app.repositories.context import served_state
-from app.repositories.served_state import (
-    EngineServedStateReader,
-    PostgresServedStateReader,
-    SqliteServedStateReader,
-    open_served_state_reader,
+from app.repositories.context import context_version
+from app.repositories.context_version import (
+    EngineContextVersionReader,
+    PostgresContextVersionReader,
+    SqliteContextVersionReader,
+    open_context_version_reader,
 )
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import append, create_session, turns
@@ -39,11 +39,11 @@ async def app(db_url: str) -> FastAPI:
 async def _warm(client: httpx.AsyncClient, app: FastAPI, path: str) -> bytes:
     """Fill the cache with `path` and check the next request is a hit; its body."""
     assert (await client.get(path)).status_code == 200
-    hits = app.state.response_cache.hits
+    hits = app.state.read_path.responses.hits
     response = await client.get(path)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
-    assert app.state.response_cache.hits == hits + 1
+    assert app.state.read_path.responses.hits == hits + 1
     return response.content
 
 
@@ -54,13 +54,13 @@ async def test_a_cached_context_still_needs_a_valid_key(
     await create_session(red, id="s")
     await append(red, "s", *turns(2))
     await _warm(red, app, "/sessions/s/context")
-    hits = app.state.response_cache.hits
+    hits = app.state.read_path.responses.hits
     for key in (None, "wrong-key"):
         anonymous = await _client(make_client, app, key)
         response = await anonymous.get("/sessions/s/context")
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "unauthorized"
-    assert app.state.response_cache.hits == hits
+    assert app.state.read_path.responses.hits == hits
 
 
 async def test_another_tenant_never_gets_the_cached_body(
@@ -86,12 +86,12 @@ async def test_each_query_string_has_its_own_body(make_client: MakeClient, app: 
     await create_session(red, id="s")
     await append(red, "s", *turns(2))
     plain = await _warm(red, app, "/sessions/s/context?format=anthropic")
-    hits = app.state.response_cache.hits
+    hits = app.state.read_path.responses.hits
     explained = await red.get("/sessions/s/context?format=anthropic&explain=true")
-    assert app.state.response_cache.hits == hits
+    assert app.state.read_path.responses.hits == hits
     assert b'"explain"' in explained.content and b'"explain"' not in plain
     openai = await red.get("/sessions/s/context?format=openai")
-    assert app.state.response_cache.hits == hits
+    assert app.state.read_path.responses.hits == hits
     assert openai.json()["format"] == "openai"
 
 
@@ -143,19 +143,20 @@ async def test_the_driver_read_equals_the_sqlalchemy_read(
     await red.get("/sessions/s/context")  # a served record in last_context
     assert (await red.post("/sessions/s/usage", json={"input_tokens": 500})).status_code == 200
     engine = app.state.engine
-    fast = open_served_state_reader(engine)
-    assert not isinstance(fast, EngineServedStateReader)  # a file or a server: the driver's reader
+    fast = open_context_version_reader(engine)
+    # A file or a server: the driver's reader.
+    assert not isinstance(fast, EngineContextVersionReader)
     try:
         calibrated = await fast.read("red", "s", "anthropic")
         assert calibrated is not None and calibrated.calibration is not None
         assert calibrated.last_context  # the record of the context served
         for family in ("anthropic", "openai", "none-such"):
-            expected = await EngineServedStateReader(engine).read("red", "s", family)
+            expected = await EngineContextVersionReader(engine).read("red", "s", family)
             assert expected is not None
             assert await fast.read("red", "s", family) == expected
         assert await fast.read("blue", "s", "anthropic") is None
         async with engine.connect() as connection:
-            assert await served_state(connection, "red", "missing", "anthropic") is None
+            assert await context_version(connection, "red", "missing", "anthropic") is None
         assert await fast.read("red", "missing", "anthropic") is None
     finally:
         await fast.close()
@@ -168,15 +169,15 @@ async def test_a_broken_reader_connection_falls_back_and_recovers(
     await create_session(red, id="s")
     await append(red, "s", *turns(2))
     body = await _warm(red, app, "/sessions/s/context")
-    reader = app.state.response_cache.reader
-    if isinstance(reader, PostgresServedStateReader):
+    reader = app.state.read_path.versions
+    if isinstance(reader, PostgresContextVersionReader):
         assert not reader._idle.empty()
         reader._idle._queue[-1].terminate()  # type: ignore[attr-defined]
     else:
-        assert isinstance(reader, SqliteServedStateReader) and reader._connection is not None
+        assert isinstance(reader, SqliteContextVersionReader) and reader._connection is not None
         reader._connection.close()
-    hits = app.state.response_cache.hits
+    hits = app.state.read_path.responses.hits
     fallback = await red.get("/sessions/s/context")  # the full path answers
     assert fallback.status_code == 200 and fallback.content == body
-    assert app.state.response_cache.hits == hits
+    assert app.state.read_path.responses.hits == hits
     assert await _warm(red, app, "/sessions/s/context") == body  # hits again

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.services.response_cache import ResponseCache, lookup
+from app.services.read_path import ReadPath
+from app.services.response_cache import lookup
 
 PREFIX = "/sessions/"
 SUFFIX = "/context"
@@ -36,10 +37,10 @@ def session_of(path: str) -> str | None:
     return session_id if session_id and "/" not in session_id else None
 
 
-class ServedContextMiddleware:
-    def __init__(self, app: ASGIApp, cache: ResponseCache) -> None:
+class ContextCacheMiddleware:
+    def __init__(self, app: ASGIApp, read_path: ReadPath) -> None:
         self.app = app
-        self.cache = cache
+        self.read_path = read_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "GET":
@@ -50,7 +51,8 @@ class ServedContextMiddleware:
         if session_id is None or not isinstance(tenant, str):
             await self.app(scope, receive, send)
             return
-        body = await lookup(self.cache, tenant, session_id, scope["query_string"])
+        read_path, query = self.read_path, scope["query_string"]
+        body = await lookup(read_path.responses, read_path.versions, tenant, session_id, query)
         if body is None:
             await self.app(scope, receive, send)
             return
@@ -63,4 +65,4 @@ class ServedContextMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["ServedContextMiddleware", "session_of"]
+__all__ = ["ContextCacheMiddleware", "session_of"]
