@@ -30,7 +30,7 @@ class FoldwiseError(Exception):
 
 
 class NotFound(FoldwiseError, status_code=404, code="not_found"):
-    pass
+    """A session (or what a route names in it) that does not exist for this tenant."""
 
 
 class SessionNotFound(NotFound, code="session_not_found"):
@@ -44,7 +44,7 @@ class SessionExists(FoldwiseError, status_code=409, code="session_exists"):
 
 
 class InvalidMessage(FoldwiseError, status_code=422, code="invalid_message"):
-    pass
+    """A posted message Foldwise cannot store (details: index, path, reason)."""
 
 
 class InvalidItem(InvalidMessage, code="invalid_item"):
@@ -52,7 +52,7 @@ class InvalidItem(InvalidMessage, code="invalid_item"):
 
 
 class UnknownItemType(InvalidMessage, code="unknown_item_type"):
-    pass
+    """A Responses input item of a type Foldwise does not store."""
 
 
 class InvalidArguments(InvalidMessage, code="invalid_arguments"):
@@ -68,31 +68,31 @@ class DanglingReasoning(InvalidMessage, code="dangling_reasoning"):
 
 
 class UnknownModel(FoldwiseError, status_code=422, code="unknown_model"):
-    pass
+    """A model the registry does not know (GET /models lists them)."""
 
 
 class BudgetTooSmall(FoldwiseError, status_code=422, code="budget_too_small"):
-    pass
+    """A budget that cannot hold the system prompt, the tools and a (truncated) newest turn."""
 
 
 class Unauthorized(FoldwiseError, status_code=401, code="unauthorized"):
-    pass
+    """No API key, or one the keyring does not hold."""
 
 
 class PayloadTooLarge(FoldwiseError, status_code=413, code="payload_too_large"):
-    pass
+    """A body over FOLDWISE_MAX_BODY_BYTES."""
 
 
 class Conflict(FoldwiseError, status_code=409, code="conflict"):
-    pass
+    """A change the session's current state does not allow."""
 
 
 class InvalidTools(FoldwiseError, status_code=422, code="invalid_tools"):
-    pass
+    """Tool definitions in no shape a provider accepts, or a name used twice."""
 
 
 class InvalidCursor(FoldwiseError, status_code=422, code="invalid_cursor"):
-    pass
+    """A page cursor this service did not issue (or one for another listing)."""
 
 
 class CursorMismatch(InvalidCursor, code="cursor_mismatch"):
@@ -104,7 +104,7 @@ class UnknownQueryParameter(FoldwiseError, status_code=422, code="unknown_query_
 
 
 class ServiceUnavailable(FoldwiseError, status_code=503, code="service_unavailable"):
-    pass
+    """The service cannot answer now (database busy or unreachable, past the deadline)."""
 
 
 class RequestTimeout(ServiceUnavailable, code="request_timeout"):
@@ -112,7 +112,7 @@ class RequestTimeout(ServiceUnavailable, code="request_timeout"):
 
 
 class NoMessages(NotFound, code="no_messages"):
-    pass
+    """The session holds no message the route could act on."""
 
 
 class MessageSummarized(Conflict, code="message_summarized"):

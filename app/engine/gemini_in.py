@@ -38,6 +38,7 @@ GEMINI_KEY = "gemini"
 GEMINI_PART = "gemini"
 GEMINI_THOUGHT = "gemini_thought"
 GENERATED = "generated_id"
+Fields = Mapping[str, Any]  # a JSON object as posted
 RESPONSE_JSON = "response_json"
 ROLES = {"user": "user", "model": "assistant"}
 DATA_FIELDS = (
@@ -156,9 +157,6 @@ def gemini_message(
     return NormalizedMessage(
         role=role,  # type: ignore[arg-type]  # one of ROLES' values
         content=blocks,
-        name=None,
-        tool_calls=None,
-        tool_call_id=None,
         metadata=metadata,
         client_id=client_id,
     )
@@ -270,13 +268,7 @@ def _name_and_id(value: Mapping[str, Any], index: int, where: str) -> tuple[str,
     return name, given_id
 
 
-def _call(
-    value: Mapping[str, Any],
-    extra: Mapping[str, Any],
-    index: int,
-    path: str,
-    generated_id: str,
-) -> Block:
+def _call(value: Fields, extra: Fields, index: int, path: str, generated_id: str) -> Block:
     name, call_id = _name_and_id(value, index, f"{path}.functionCall")
     args = value.get("args", {})
     if not isinstance(args, dict):
@@ -291,13 +283,7 @@ def _call(
     return _with(block, gemini)
 
 
-def _response(
-    value: Mapping[str, Any],
-    extra: Mapping[str, Any],
-    index: int,
-    path: str,
-    open_calls: OpenCalls,
-) -> Block:
+def _response(value: Fields, extra: Fields, index: int, path: str, open_calls: OpenCalls) -> Block:
     name, posted_id = _name_and_id(value, index, f"{path}.functionResponse")
     response = value.get("response")
     if not isinstance(response, dict):

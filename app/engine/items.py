@@ -259,9 +259,6 @@ def _user_side(raw: Mapping[str, Any], index: int) -> NormalizedMessage:
     return NormalizedMessage(
         role=role,  # type: ignore[arg-type]  # one of ITEM_ROLES' values
         content=content,
-        name=None,
-        tool_calls=None,
-        tool_call_id=None,
         metadata=_with_extras(metadata, [extra] if extra else []),
         client_id=client_id,
     )
@@ -281,8 +278,6 @@ def _call_output(raw: Mapping[str, Any], index: int) -> NormalizedMessage:
     return NormalizedMessage(
         role="tool",
         content=content,
-        name=None,
-        tool_calls=None,
         tool_call_id=call_id,
         metadata=_with_extras(metadata, [extra] if extra else []),
         client_id=client_id,
@@ -360,9 +355,7 @@ def _assistant(raw: Sequence[Any], indexes: list[int]) -> Posted:
     message = NormalizedMessage(
         role="assistant",
         content=blocks if blocks else "",
-        name=None,
         tool_calls=calls or None,
-        tool_call_id=None,
         metadata=_with_extras(metadata, extras),
         client_id=client_ids[0] if client_ids else None,
     )

@@ -40,11 +40,12 @@ _FORBIDDEN_BLOCKS: dict[str, frozenset[str]] = {
 class NormalizedMessage:
     role: Role
     content: Content
-    name: str | None
-    tool_calls: list[dict[str, Any]] | None
-    tool_call_id: str | None
     metadata: dict[str, Any]
     client_id: str | None
+    # The Chat-shaped fields: a Responses item or a Gemini content sets at most one of them.
+    name: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
 
 
 def _fail(index: int, path: str, reason: str) -> NoReturn:

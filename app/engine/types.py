@@ -71,23 +71,21 @@ def call_ids_of(content: Any, tool_calls: Sequence[Mapping[str, Any]] | None) ->
     """The one rule for the tool calls a message makes: its Chat `tool_calls` and its
     `tool_use` blocks (Anthropic, and Gemini's function calls as stored), in that order."""
     ids = [str(call["id"]) for call in tool_calls or () if call.get("id")]
-    if isinstance(content, list):
-        ids += [
-            str(b["id"])
-            for b in content
-            if isinstance(b, Mapping) and b.get("type") == "tool_use" and "id" in b
-        ]
-    return tuple(ids)
+    return (*ids, *_block_ids(content, "tool_use", "id"))
 
 
 def result_ids_of(content: Any, tool_call_id: str | None) -> tuple[str, ...]:
     """The one rule for the tool calls a message answers: a Chat `tool_call_id` and its
     `tool_result` blocks."""
     ids = [tool_call_id] if tool_call_id else []
-    if isinstance(content, list):
-        ids += [
-            str(b["tool_use_id"])
-            for b in content
-            if isinstance(b, Mapping) and b.get("type") == "tool_result" and "tool_use_id" in b
-        ]
-    return tuple(ids)
+    return (*ids, *_block_ids(content, "tool_result", "tool_use_id"))
+
+
+def _block_ids(content: Any, kind: str, key: str) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    return [
+        str(b[key])
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == kind and key in b
+    ]

@@ -9,7 +9,7 @@ transaction; the caller commits at once (a lease must be visible before the slow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal, cast
 
@@ -20,6 +20,17 @@ from app.models import Session, Summary
 from app.schemas.common import SummaryState
 
 LeaseClaim = Literal["claimed", "taken_over"]
+
+# The session row's column for each field of its summary: what a fold sets and what a read
+# returns (the version aside, which only the fold's compare-and-swap moves).
+SUMMARY_COLUMNS = {
+    "text": "conversation_summary",
+    "through_id": "summary_through_id",
+    "through_seq": "summary_through_seq",
+    "message_count": "summary_message_count",
+    "tokens": "summary_tokens",
+    "method": "summary_method",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,26 +57,12 @@ class NewSummary:
 
     def columns(self) -> dict[str, Any]:
         """The session row's summary columns this summary sets (the version aside)."""
-        return {
-            "conversation_summary": self.text,
-            "summary_through_id": self.through_id,
-            "summary_through_seq": self.through_seq,
-            "summary_message_count": self.message_count,
-            "summary_tokens": self.tokens,
-            "summary_method": self.method,
-        }
+        return {column: getattr(self, field) for field, column in SUMMARY_COLUMNS.items()}
 
     def state(self, version: int) -> SummaryState:
         """This summary as the session holds it at `version`."""
-        return SummaryState(
-            text=self.text,
-            version=version,
-            through_id=self.through_id,
-            through_seq=self.through_seq,
-            message_count=self.message_count,
-            tokens=self.tokens,
-            method=self.method,
-        )
+        fields = {field: getattr(self, field) for field in SUMMARY_COLUMNS}
+        return SummaryState(version=version, **fields)
 
 
 def _rowcount(result: Any) -> int:
@@ -192,19 +189,6 @@ class FoldRepository:
         return version
 
     def add_history(self, session_pk: int, version: int, new: NewSummary) -> None:
-        self.db.add(
-            Summary(
-                session_id=session_pk,
-                version=version,
-                text=new.text,
-                through_id=new.through_id,
-                through_seq=new.through_seq,
-                message_count=new.message_count,
-                tokens=new.tokens,
-                method=new.method,
-                model=new.model,
-                tokens_in=new.tokens_in,
-                tokens_out=new.tokens_out,
-                stats=dict(new.stats or {}),
-            )
-        )
+        """The summaries-table row of `new` at `version`: every field of it."""
+        fields = asdict(new) | {"stats": dict(new.stats or {})}
+        self.db.add(Summary(session_id=session_pk, version=version, **fields))

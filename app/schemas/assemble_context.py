@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.context_settings import ContextOverrides
 from app.engine.render import Format
@@ -14,15 +14,15 @@ from app.schemas.input_types import (
     Text,
     TokenCount,
     ToolJson,
-    check_tool_ids,
-    gemini_contents,
 )
+from app.schemas.posted import PostedConversation
 
 
-class AssembleRequest(ContextOverrides):
+class AssembleRequest(ContextOverrides, PostedConversation):
     """POST /assemble-context: stateless, pruning and dropping only (never a summarizer)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)  # JSON types as the schema says
+    unique_tool_ids = True
 
     messages: list[MessageJson] = Field(default_factory=list, max_length=100_000)
     contents: list[MessageJson] | None = Field(
@@ -37,17 +37,6 @@ class AssembleRequest(ContextOverrides):
     format: Format = "anthropic"
     tools: list[ToolJson] | None = None
     explain: bool = False
-
-    @field_validator("messages")
-    @classmethod
-    def _unique_tool_ids(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        check_tool_ids(messages)
-        return messages
-
-    @model_validator(mode="after")
-    def _posted(self) -> Self:
-        self.messages, self.contents = gemini_contents(self.messages, self.contents) or [], None
-        return self
 
 
 class AssembleResponse(BaseModel):

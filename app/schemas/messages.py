@@ -5,35 +5,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.input_types import MessageJson, check_tool_ids, gemini_contents
+from app.schemas.input_types import MessageJson
+from app.schemas.posted import PostedConversation
 
 # One request appends at most this many messages; larger imports page through.
 MAX_BATCH = 1000
 
 
-class MessagesAppend(BaseModel):
+class MessagesAppend(PostedConversation):
     """Messages in Anthropic or OpenAI Chat shape, OpenAI Responses input items or Gemini
     contents, each with optional `client_id` and `metadata`; or Gemini `contents` alone."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    unique_tool_ids = True
 
     messages: list[MessageJson] = Field(default_factory=list, max_length=MAX_BATCH)
     contents: list[MessageJson] | None = Field(
         None, max_length=MAX_BATCH, description="Gemini contents, in place of `messages`."
     )
 
-    @field_validator("messages")
-    @classmethod
-    def _unique_tool_ids(cls, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        check_tool_ids(messages)
-        return messages
-
     @model_validator(mode="after")
-    def _posted(self) -> Self:
-        self.messages = gemini_contents(self.messages, self.contents) or []
-        self.contents = None
+    def _some(self) -> Self:
         if not self.messages:
             raise ValueError("give at least one message (in 'messages' or 'contents')")
         return self

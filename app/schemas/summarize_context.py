@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.input_types import MessageJson, Text, gemini_contents
+from app.schemas.input_types import MessageJson, Text
+from app.schemas.posted import PostedConversation
 
 
-class SummarizeRequest(BaseModel):
+class SummarizeRequest(PostedConversation):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     messages: list[MessageJson] = Field(default_factory=list, max_length=10_000)
@@ -24,11 +25,6 @@ class SummarizeRequest(BaseModel):
         None, ge=50, le=100_000, description="Default: FOLDWISE_MAX_SUMMARY_TOKENS."
     )
     instructions: Text | None = Field(None, description="What the summary must keep (a focus).")
-
-    @model_validator(mode="after")
-    def _posted(self) -> Self:
-        self.messages, self.contents = gemini_contents(self.messages, self.contents) or [], None
-        return self
 
 
 class SummarizeResponse(BaseModel):

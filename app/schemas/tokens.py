@@ -6,10 +6,11 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.schemas.input_types import MessageJson, Text, ToolJson, gemini_contents
+from app.schemas.input_types import MessageJson, Text, ToolJson
+from app.schemas.posted import PostedConversation
 
 
-class CountTokensRequest(BaseModel):
+class CountTokensRequest(PostedConversation):
     """`text`, or `messages` and/or `tools` (counted as the context's `usage` counts them)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -24,7 +25,6 @@ class CountTokensRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one_input(self) -> Self:
-        self.messages, self.contents = gemini_contents(self.messages, self.contents), None
         structured = self.messages is not None or self.tools is not None
         if (self.text is None) != structured:
             raise ValueError("give either 'text', or 'messages' and/or 'tools'")

@@ -28,7 +28,7 @@ import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 import anthropic
 import openai
@@ -94,6 +94,7 @@ class ProviderCounter:
         key = self._key(model)
         if key is None:
             return None
+        asked = _Asked(model, system, messages, tools)
         digest = _digest(model, system, messages, tools)
         if digest is not None and digest in self._cache:
             self._cache.move_to_end(digest)
@@ -101,9 +102,9 @@ class ProviderCounter:
         try:
             async with asyncio.timeout(self._deadline_s):
                 if model.provider == "anthropic":
-                    tokens = await self._ask_anthropic(key, model, system, messages, tools)
+                    tokens = await self._ask_anthropic(key, asked)
                 else:
-                    tokens = await self._ask_openai(key, model, system, messages, tools)
+                    tokens = await self._ask_openai(key, asked)
         except Exception as exc:
             _warn(model, exc)
             return None
@@ -134,42 +135,37 @@ class ProviderCounter:
         _quiet_sdk_loggers()
         return {"api_key": key, "base_url": base_url, "max_retries": 0, "timeout": self._deadline_s}
 
-    async def _ask_anthropic(
-        self,
-        key: str,
-        model: ModelInfo,
-        system: str | None,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-    ) -> int:
+    async def _ask_anthropic(self, key: str, asked: _Asked) -> int:
         if self._anthropic is None:
             options = self._sdk_options(key, self._settings.anthropic_base_url)
             self._anthropic = anthropic.AsyncAnthropic(**options)
+        tools = cast("list[MessageCountTokensToolParam] | None", asked.tools)
         reply = await self._anthropic.messages.count_tokens(
-            model=model.name,
-            messages=cast("list[MessageParam]", messages),
-            **_given(system=system, tools=cast("list[MessageCountTokensToolParam] | None", tools)),
+            model=asked.model.name,
+            messages=cast("list[MessageParam]", asked.messages),
+            **_given(system=asked.system, tools=tools),
         )
         return _tokens(reply)
 
-    async def _ask_openai(
-        self,
-        key: str,
-        model: ModelInfo,
-        system: str | None,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-    ) -> int:
+    async def _ask_openai(self, key: str, asked: _Asked) -> int:
         if self._openai is None:
-            self._openai = openai.AsyncOpenAI(
-                **self._sdk_options(key, self._settings.openai_base_url)
-            )
+            options = self._sdk_options(key, self._settings.openai_base_url)
+            self._openai = openai.AsyncOpenAI(**options)
         reply = await self._openai.responses.input_tokens.count(
-            model=model.name,
-            input=cast("list[ResponseInputItemParam]", messages),
-            **_given(instructions=system, tools=cast("list[ToolParam] | None", tools)),
+            model=asked.model.name,
+            input=cast("list[ResponseInputItemParam]", asked.messages),
+            **_given(instructions=asked.system, tools=cast("list[ToolParam] | None", asked.tools)),
         )
         return _tokens(reply)
+
+
+class _Asked(NamedTuple):
+    """What one count asks the provider: the request as its count endpoint takes it."""
+
+    model: ModelInfo
+    system: str | None
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
 
 
 def _given(**options: Any) -> dict[str, Any]:

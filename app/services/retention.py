@@ -35,6 +35,9 @@ JITTER = 0.2
 
 @dataclass(frozen=True, slots=True)
 class SweepResult:
+    """What one sweep removed (shared rows: summary-cache entries and calibrations of no one
+    session, aged out too), and how long it took."""
+
     sessions: int
     messages: int
     shared_rows: int

@@ -16,6 +16,7 @@ from app.core.settings import Settings
 from app.engine.shapes import validate_tools
 from app.models import Session
 from app.repositories import SessionRepository, SessionStats
+from app.repositories.folds import SUMMARY_COLUMNS
 from app.schemas.common import SummaryState
 from app.schemas.sessions import (
     SESSION_ID_PATTERN,
@@ -138,15 +139,8 @@ def decode_page_cursor(
 
 def stored_summary(row: Session) -> SummaryState:
     """The session's summary as stored: version 0 and no text before the first fold."""
-    return SummaryState(
-        text=row.conversation_summary,
-        version=row.summary_version,
-        through_id=row.summary_through_id,
-        through_seq=row.summary_through_seq,
-        message_count=row.summary_message_count,
-        tokens=row.summary_tokens,
-        method=row.summary_method,
-    )
+    fields = {field: getattr(row, column) for field, column in SUMMARY_COLUMNS.items()}
+    return SummaryState(version=row.summary_version, **fields)
 
 
 def summary_state(row: Session) -> SummaryState | None:

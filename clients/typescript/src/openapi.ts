@@ -225,7 +225,7 @@ export interface paths {
          * @description The history to send next, under the budget; folds first when it must
          *     (docs/reference.md §Assembly).
          *     A repeat of an unchanged context is served from the replica's cache before it gets here
-         *     (app/api/served_context.py); a preview or dry run never is.
+         *     (app/api/context_cache.py); a preview or dry run never is.
          */
         get: operations["get_context_sessions__session_id__context_get"];
         put?: never;
@@ -438,6 +438,17 @@ export interface components {
          * @description POST /assemble-context: stateless, pruning and dropping only (never a summarizer).
          */
         AssembleRequest: {
+            /** Messages */
+            messages?: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Contents
+             * @description Gemini contents, in place of `messages`.
+             */
+            contents?: {
+                [key: string]: unknown;
+            }[] | null;
             /** Threshold */
             threshold?: number | null;
             /** Reserved Output Tokens */
@@ -462,17 +473,6 @@ export interface components {
             keep_media?: number | null;
             /** Cache Breakpoints */
             cache_breakpoints?: boolean | null;
-            /** Messages */
-            messages?: {
-                [key: string]: unknown;
-            }[];
-            /**
-             * Contents
-             * @description Gemini contents, in place of `messages`.
-             */
-            contents?: {
-                [key: string]: unknown;
-            }[] | null;
             /** System */
             system?: string | null;
             /** Summary */
@@ -658,8 +658,6 @@ export interface components {
          * @description `text`, or `messages` and/or `tools` (counted as the context's `usage` counts them).
          */
         CountTokensRequest: {
-            /** Text */
-            text?: string | null;
             /** Messages */
             messages?: {
                 [key: string]: unknown;
@@ -671,6 +669,8 @@ export interface components {
             contents?: {
                 [key: string]: unknown;
             }[] | null;
+            /** Text */
+            text?: string | null;
             /** Tools */
             tools?: {
                 [key: string]: unknown;
