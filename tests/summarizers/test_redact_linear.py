@@ -11,6 +11,8 @@ Three measures, because Python's regex engine cannot be instrumented:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import time
 from functools import partial
@@ -70,7 +72,9 @@ def _text(shape: str, chars: int) -> str:
 
 def test_every_pattern_has_a_bounded_width() -> None:
     patterns = list(redaction.PATTERNS)
-    patterns += [v for v in vars(redaction).values() if isinstance(v, re.Pattern)]
+    for module in pkgutil.iter_modules(redaction.__path__, f"{redaction.__name__}."):
+        found = vars(importlib.import_module(module.name)).values()
+        patterns += [v for v in found if isinstance(v, re.Pattern)]
     assert len(patterns) > 50
     unbounded = [
         p.pattern[:60] for p in patterns if _parser.parse(p.pattern, p.flags).getwidth()[1] > 2**32
