@@ -78,6 +78,8 @@ SHAPES: dict[str, Callable[[int], str]] = {
     ),
     "error code bodies": lambda n: "{" + "Error code: 400 " * (n // 16) + "}",
     "runner tallies": lambda n: _lines(n, lambda i: f"Test Files  {i} failed | {i} passed\n"),
+    "connection strings, encoded queries": lambda n: ";Pwd=a%3Dapi_key%3D" * (n // 19),
+    "64-column base64 lines": lambda n: _lines(n, lambda i: f"{i:04d}" + "Qz7xK2mP9vL4" * 5 + "\n"),
 }
 
 

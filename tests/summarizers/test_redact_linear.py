@@ -61,6 +61,17 @@ SHAPES: dict[str, str] = {
     "escaped_breaks": "\\n",
     "double_escaped_breaks": "\\\\n",
     "env_lines": "A_B=Zx8Qp2LmN4vR7tY1uW3eS5dF\n",
+    "pwd_connection": ";Pwd=",
+    "pwd_braces": ";Pwd={a",
+    "encoded_equals": "api_key%3D",
+    "double_encoded_equals": "%253Dapi_key%253D",
+    "encoded_bytes": "%3D%2F",
+    "passphrase_words": "password: correcthorse ",
+    "quoted_passphrase": 'password = "a b ',
+    "pem_columns": (B64_LINE[:64] + "\n") * 7 + "\n",
+    "pem_columns_long": B64_LINE[:64] + "\n",
+    "pem_columns_escaped": (B64_LINE[:64] + "\\n") * 7 + " ",
+    "aws_pair_base64": "QUtJQVo3UVczRTVSN1Q5WTFVM0k6d0phbHJYVXRuRkVNSS9LN01ERU5HL2JQeFJm ",
     "mixed": "sk-ant- password= eyJ.eyJ. ://a: -----BEGIN PRIVATE KEY----- " + RANDOM_40 + " ",
 }
 
