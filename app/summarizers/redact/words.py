@@ -39,16 +39,12 @@ WORDS_NOT_SECRET = {
     "password", "secret", "token", "required", "optional", "string", "str", "pass", "passwd",
     "pw", "pwd",
 }  # fmt: skip
-# What a password field says instead of holding one (a letters-only value after `password:`
-# is taken as a passphrase unless it is one of these, or reads as a state: `…ed`, `…ing`).
+# What a password field says instead of holding one: a lower-case word of 8+ letters after
+# `password:` is taken as a passphrase unless it is one of these or reads as a state or a
+# description (`…ed`, `…ing`, `…able`, …); shorter words never are.
 PASSWORD_STATES = {
-    "hidden", "masked", "empty", "blank", "unset", "undefined", "default", "invalid", "wrong",
-    "incorrect", "mismatch", "forgotten", "secret", "sensitive", "keyring", "keychain", "stdin",
-    "prompt", "inherit", "secure", "strong", "weak", "none", "unknown", "omitted", "absent",
-    "text", "boolean", "integer", "number", "object", "any", "bytes", "secretstr", "field",
-    "input", "value", "string", "nullable", "readonly", "writeonly", "sha256", "bcrypt",
-    "argon2", "plaintext", "plain", "hash", "hashed", "salted", "random", "env", "environment",
-    "vault", "file", "same", "below", "above", "here", "there", "this", "that", "yours",
+    "incorrect", "mismatch", "forgotten", "sensitive", "nullable", "readonly", "writeonly",
+    "plaintext", "environment",
 }  # fmt: skip
 PASSWORD_STATE_ENDINGS = ("ed", "ing", "able", "ible", "tion", "ment", "ness")
 ALPHABET_RUNS = ("abcdef", "ABCDEF", "012345")
