@@ -10,7 +10,7 @@ most ~4× (a quadratic step is 16×):
   pre-token — makes no calls a profiler could count. It is the only measure that sees it, so
   its bound is loose (8× for 4× the input) and tiny timings are not compared.
 
-Redaction (app/summarizers/redact.py) has its own owner and tests; the previous summary
+Redaction (app/summarizers/redact/) has its own owner and tests; the previous summary
 reaches it without its blank lines (a run of them was quadratic there), and is read here
 both through `rule_summary` (redaction included) and from after it (`parse_summary`).
 """
@@ -78,6 +78,8 @@ SHAPES: dict[str, Callable[[int], str]] = {
     ),
     "error code bodies": lambda n: "{" + "Error code: 400 " * (n // 16) + "}",
     "runner tallies": lambda n: _lines(n, lambda i: f"Test Files  {i} failed | {i} passed\n"),
+    "connection strings, encoded queries": lambda n: ";Pwd=a%3Dapi_key%3D" * (n // 19),
+    "64-column base64 lines": lambda n: _lines(n, lambda i: f"{i:04d}" + "Qz7xK2mP9vL4" * 5 + "\n"),
 }
 
 

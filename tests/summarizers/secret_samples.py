@@ -136,7 +136,46 @@ def _samples() -> dict[str, Sample]:
     }
 
 
-SAMPLES = _samples()
+def _issue_samples() -> dict[str, Sample]:
+    """Formats that were kept in some placement (a generator of their own, so the samples above
+    keep their values)."""
+    rng = random.Random(42)
+    password = "".join(rng.choice(ALNUM) for _ in range(14)) + "7a"
+    body = RSA_PEM.split("\n")[3:-3]  # cut at both ends: no BEGIN, no opening, no END
+    aws_pair = "AKIA" + "Q4W7E2R9T5Y1U8I3" + ":" + "Zx8Qp2LmN4vR7tY1uW3eS5dF0a9b8c7d6e5f4g3h"
+    encoded_pair = base64.b64encode(aws_pair.encode()).decode()
+    words = "".join(
+        rng.choice(["correct", "horse", "battery", "staple", "lunar"]) for _ in range(4)
+    )
+    github = "ghp" + "_" + "".join(rng.choice(ALNUM) for _ in range(36))
+    openai = "sk-proj" + "-" + "".join(rng.choice(ALNUM) for _ in range(30))
+    return {
+        "odbc_password": Sample(
+            "Driver={ODBC Driver 18 for SQL Server};Server=tcp:db.internal,1433;Database=app;"
+            f"Uid=sa;Pwd={password};Encrypt=yes;",
+            password,
+            "password",
+        ),
+        "pem_body_alone": Sample("\n".join(body), "\n".join(body), "private_key"),
+        "base64_aws_key_pair": Sample(encoded_pair, encoded_pair, "aws_access_key"),
+        "password_letters": Sample(f"password: {words}lunar", f"{words}lunar", "secret"),
+        "password_quoted_words": Sample(
+            'password = "hunter tango lunar mix"', "hunter tango lunar mix", "secret"
+        ),
+        "token_after_encoded_equals": Sample(
+            f"https://app.example.com/login?next=%2Fcb%3Faccess_token%3D{github}",
+            github,
+            "github_token",
+        ),
+        "key_after_double_encoded_equals": Sample(
+            f"redirect=https%253A%252F%252Fa.io%252F%253Fapi_key%253D{openai}",
+            openai,
+            "openai_key",
+        ),
+    }
+
+
+SAMPLES = {**_samples(), **_issue_samples()}
 
 # Made-up values in each provider family's shape (assembled from parts).
 R = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4y5Z6"
@@ -155,6 +194,7 @@ FAMILIES = {
     "openai_key": "sk-proj" + "-" + R[:30],
     "aws_access_key": "AKIA" + "Z7QW3E5R7T9Y1U3I",
     "github_token": "ghp" + "_" + R[:36],
+    "github_fine_grained": "github" + "_pat_" + R[:22] + "_" + R[:40],
     "slack_token": "xoxb" + "-123456789012-" + R[:24],
     "google_api_key": "AIza" + R[:35],
     "google_oauth": "GOCSPX" + "-" + R[:28],
@@ -169,6 +209,20 @@ FAMILIES = {
     "newrelic_key": "NRAK" + "-" + R[:27].upper(),
     "age_key": "AGE-SECRET" + "-KEY-1" + ("QW3E5R7T9Y1U3I5O7P9A2S4D6F8G0H" * 2)[:58],
 }
+
+
+def certificate_der() -> bytes:
+    """A certificate as one is laid out: names and extensions (their OIDs) around a public key
+    and a signature (random)."""
+    rng = random.Random(7)
+    noise = lambda n: bytes(rng.randrange(256) for _ in range(n))  # noqa: E731
+    algorithm = bytes.fromhex("300d06092a864886f70d01010b0500")
+    name = bytes.fromhex("0603550403") + b"\x0c\x0fapi.example.com"
+    name += bytes.fromhex("060355040a") + b"\x0c\x0bExample Ltd"
+    extensions = bytes.fromhex("0603551d11") + b"DNS:api.example.com" + bytes.fromhex("0603551d0e")
+    head = bytes.fromhex("308203a23082028aa003020102021400") + noise(20) + algorithm + name
+    return head + noise(270) + extensions + noise(20) + algorithm + noise(256)
+
 
 # Where a secret sits: in prose, as an env value, as a JSON value (multi-line values get
 # literal `\n`), and JSON inside a JSON string (a tool printing JSON: `\\n`, `\"`).

@@ -20,6 +20,7 @@ from tests.summarizers.secret_samples import (
     R,
     b64,
     b64url,
+    certificate_der,
     survivors,
 )
 
@@ -268,6 +269,8 @@ def test_redact_joined_takes_a_key_split_across_pieces_from_both() -> None:
 # Ordinary code and config: none of it is a secret. The first eight were redacted before.
 CERT = "-----BEGIN CERTIFICATE-----\n" + b64(CERT_DER) + "\n-----END CERTIFICATE-----"
 BLOB = b64(bytes(range(256)) * 3 + b"tail-bytes-here", width=76)
+LAID_OUT_CERT = b64(certificate_der())
+PROSE = b"The deploy finished; the health page answered 200 and the logs show no errors at all. "
 ORDINARY = [
     "token_ids = [101, 2023, 2003, 1037, 3231, 102]",
     "PWD=/home/alice/projects/foldwise2",
@@ -388,6 +391,35 @@ ORDINARY = [
     "`postgresql://user:pass@host:5432/db`",
     "a URL's own credentials have their rule (`://user:pw@`)",
     "| 16 | `Authorization: bearer …` / `BEARER …` | accepted |",
+    # Near-misses of the rules for passphrases, connection strings, `%3D`, bodies and base64.
+    "the password field is required",
+    "Enter your password: then press return.",
+    "password: <redacted>",
+    "password: ${DB_PASS}",
+    "password: null",
+    "password: hidden",
+    "password: required",
+    "password: encrypted",
+    "password: str",
+    "password: SecretStr",
+    "password = newpassword",
+    "password = hashed_pw",
+    '"password": "Password must contain a digit"',
+    'password = "Enter your password"',
+    "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=;",
+    "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=${DB_PASS};",
+    "Server=db;Uid=sa;Pwd={{DB_PASSWORD}};",
+    "cd /srv/app; PWD=/srv/app make test",
+    "curl 'https://api.example.com/search?q=a%26b&next=%2Fitems%3Fpage%3D2'",
+    "redirect_uri=https%3A%2F%2Fapp.example.com%2Fcb%3Fpage%3D2%26sort%3Dname",
+    "next=%2Fchat%3Fmax_tokens%3D4096",
+    "next=%2Fcb%3Ftoken%3D%24%7BTOKEN%7D",
+    "-----BEGIN CERTIFICATE-----\n" + LAID_OUT_CERT + "\n-----END CERTIFICATE-----",
+    LAID_OUT_CERT + "\n-----END CERTIFICATE-----",
+    LAID_OUT_CERT,
+    b64(PROSE * 4),
+    b64(json.dumps({"name": "deploy", "replicas": 3, "image": "app:1.4.2"}).encode() * 3),
+    b64(b"AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
 ]
 
 
@@ -413,3 +445,60 @@ def test_a_jwt_whose_payload_looks_like_an_aws_secret_goes_whole_as_a_jwt() -> N
     payload = "Qz7xK2mP9vL4tR8wN3bYa1B2c3D4e5F6g7H8i9J0"  # 40 characters, random-looking
     token = f"{header}.{payload}.{b64url(bytes(range(32)))}"
     assert redact(f"token {token} used") == "token [REDACTED:jwt] used"
+
+
+# --- The 8 formats of "8 of 41": each kept in some placement before ---------------------------
+
+
+def test_an_odbc_password_goes_and_the_connection_string_stays() -> None:
+    text = "Driver={ODBC Driver 18};Server=db;UID=sa;PWD=S3cr3tPassw0rd;Encrypt=yes"
+    assert redact(text) == (
+        "Driver={ODBC Driver 18};Server=db;UID=sa;PWD=[REDACTED:password];Encrypt=yes"
+    )
+    assert redact("Server=db;Uid=sa;Pwd={a;b c};") == "Server=db;Uid=sa;Pwd=[REDACTED:password];"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password: correcthorsebatterystaple", "password: [REDACTED:secret]"),
+        ('password = "hunter two words"', 'password = "[REDACTED:secret]"'),
+        ("PASSWORD='Tr0ub4dor&3'", "PASSWORD='[REDACTED:secret]'"),
+        ('{"db_password": "correct horse"}', '{"db_password": "[REDACTED:secret]"}'),
+    ],
+)
+def test_a_passphrase_after_a_password_goes(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"?next=%2Fcb%3Faccess_token%3D{FAMILIES['github_token']}%26x%3D1",
+            "?next=%2Fcb%3Faccess_token%3D[REDACTED:github_token]%26x%3D1",
+        ),
+        (
+            f"url=a.io%2F%3Fapi_key%3D{FAMILIES['openai_key']}",
+            "url=a.io%2F%3Fapi_key%3D[REDACTED:openai_key]",
+        ),
+        (
+            "q%3Fapi_key%3DZx8Qp2LmN4vR7tY1uW3eS5dF%26page%3D2",
+            "q%3Fapi_key%3D[REDACTED:secret]%26page%3D2",
+        ),
+    ],
+)
+def test_a_token_after_an_encoded_equals_goes(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_a_key_body_without_begin_or_end_goes_and_its_neighbours_stay() -> None:
+    body = "\n".join(RSA_PEM.split("\n")[4:-4])
+    redacted = redact(f"$ sed -n 5,9p key.pem\n{body}\n$ echo done")
+    assert redacted == "$ sed -n 5,9p key.pem\n[REDACTED:private_key]\n$ echo done"
+
+
+def test_base64_of_an_aws_key_pair_goes_whole() -> None:
+    encoded = SAMPLES["base64_aws_key_pair"].text
+    assert redact(f"AUTH={encoded}\n") == "AUTH=[REDACTED:aws_access_key]\n"
+    assert redact(f"echo {encoded} | base64 -d") == "echo [REDACTED:aws_access_key] | base64 -d"

@@ -11,6 +11,8 @@ Three measures, because Python's regex engine cannot be instrumented:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import time
 from functools import partial
@@ -59,6 +61,17 @@ SHAPES: dict[str, str] = {
     "escaped_breaks": "\\n",
     "double_escaped_breaks": "\\\\n",
     "env_lines": "A_B=Zx8Qp2LmN4vR7tY1uW3eS5dF\n",
+    "pwd_connection": ";Pwd=",
+    "pwd_braces": ";Pwd={a",
+    "encoded_equals": "api_key%3D",
+    "double_encoded_equals": "%253Dapi_key%253D",
+    "encoded_bytes": "%3D%2F",
+    "passphrase_words": "password: correcthorse ",
+    "quoted_passphrase": 'password = "a b ',
+    "pem_columns": (B64_LINE[:64] + "\n") * 7 + "\n",
+    "pem_columns_long": B64_LINE[:64] + "\n",
+    "pem_columns_escaped": (B64_LINE[:64] + "\\n") * 7 + " ",
+    "aws_pair_base64": "QUtJQVo3UVczRTVSN1Q5WTFVM0k6d0phbHJYVXRuRkVNSS9LN01ERU5HL2JQeFJm ",
     "mixed": "sk-ant- password= eyJ.eyJ. ://a: -----BEGIN PRIVATE KEY----- " + RANDOM_40 + " ",
 }
 
@@ -70,7 +83,9 @@ def _text(shape: str, chars: int) -> str:
 
 def test_every_pattern_has_a_bounded_width() -> None:
     patterns = list(redaction.PATTERNS)
-    patterns += [v for v in vars(redaction).values() if isinstance(v, re.Pattern)]
+    for module in pkgutil.iter_modules(redaction.__path__, f"{redaction.__name__}."):
+        found = vars(importlib.import_module(module.name)).values()
+        patterns += [v for v in found if isinstance(v, re.Pattern)]
     assert len(patterns) > 50
     unbounded = [
         p.pattern[:60] for p in patterns if _parser.parse(p.pattern, p.flags).getwidth()[1] > 2**32

@@ -177,6 +177,66 @@ def test_a_key_split_across_adjacent_tool_results_goes_from_both(
     assert _leaked(KEY, summary) <= FEW
 
 
+SPLIT_FAMILIES = ["stripe_key", "stripe_restricted", "github_token", "github_fine_grained"]
+
+
+def _results_one_message_each(first: str, second: str) -> list[Message]:
+    """Each tool result in a user message of its own, nothing between them."""
+    calls = [{"type": "tool_use", "id": f"t{i}", "name": "bash", "input": {}} for i in (1, 2)]
+    return conversation(
+        ("assistant", calls),
+        ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": first}]),
+        ("user", [{"type": "tool_result", "tool_use_id": "t2", "content": second}]),
+    )
+
+
+def _adjacent_text_blocks(first: str, second: str) -> list[Message]:
+    return conversation(
+        ("user", [{"type": "text", "text": first}, {"type": "text", "text": second}])
+    )
+
+
+def _openai_results(first: str, second: str) -> list[Message]:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        for i in (1, 2)
+    ]
+    return conversation(
+        ("assistant", "", {"tool_calls": calls}),
+        ("tool", [{"type": "text", "text": first}], {"tool_call_id": "c1"}),
+        ("tool", second, {"tool_call_id": "c2"}),
+    )
+
+
+def _texts(messages: list[Message]) -> list[str]:
+    out = []
+    for message in messages:
+        for block in message.content if isinstance(message.content, list) else [message.content]:
+            if isinstance(block, str):
+                out += [block] if block else []
+            elif block.get("type") == "text":
+                out.append(block["text"])
+            elif isinstance(block.get("content"), str):
+                out.append(block["content"])
+    return out
+
+
+@pytest.mark.parametrize(
+    "shape", [_results_one_message_each, _adjacent_text_blocks, _openai_results]
+)
+@pytest.mark.parametrize("family", SPLIT_FAMILIES)
+@pytest.mark.parametrize("cut", [6, 10, 14])
+def test_a_stripe_or_github_key_split_across_adjacent_pieces_goes_from_each(
+    shape: Any, family: str, cut: int
+) -> None:
+    key = FAMILIES[family]
+    first, second = f"Error: pushed with {key[:cut]}", f"{key[cut:]} rejected by the remote"
+    kind = "stripe_key" if family.startswith("stripe") else "github_token"
+    label = f"[REDACTED:{kind}]"
+    texts = _texts(redact_messages(shape(first, second)))
+    assert texts == [f"Error: pushed with {label}", f"{label} rejected by the remote"]
+
+
 def test_results_of_different_turns_are_not_joined() -> None:
     """Only one turn's results are one output: a half in the next turn stays (it is not a
     secret on its own, and joining unrelated texts would invent matches)."""
