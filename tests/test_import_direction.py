@@ -1,10 +1,12 @@
 """Packages of app/ import only downward (CONTRIBUTING.md, "Layers"): the ground floor
 (core, models, tokens) knows nothing of the engine, the API or the Inspector above it.
-Every import counts, function-level ones included: a lazy import is still a dependency."""
+Every import counts, function-level ones included: a lazy import is still a dependency. The
+Inspector's ES modules import one another without a cycle."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import app
@@ -143,6 +145,46 @@ def test_the_check_sees_a_hidden_cycle(tmp_path: Path) -> None:
     (package / "responses.py").write_text("from app.engine.render import f\n")
     (package / "text.py").write_text("from app.engine.render import f\n")
     assert import_cycles(tmp_path / "app") == [["app.engine.render", "app.engine.responses"]]
+
+
+# The Inspector's ES modules: `import … from "./x.js"`, `export … from "./x.js"`, a bare
+# `import "./x.js"` and a dynamic `import("./x.js")` all count. app.js is the entry that
+# composes the views: no module imports it, and none imports another in a cycle.
+INSPECTOR = ROOT / "inspector" / "static"
+JS_IMPORT = re.compile(r"""(?:\bfrom|\bimport\s*\(?)\s*["']\./([\w.-]+\.js)["']""")
+
+
+def inspector_imports(static: Path) -> dict[str, set[str]]:
+    """Each module of `static` → the modules it imports."""
+    return {
+        path.name: set(JS_IMPORT.findall(path.read_text(encoding="utf-8")))
+        for path in sorted(static.glob("*.js"))
+    }
+
+
+def test_the_inspector_modules_import_without_a_cycle() -> None:
+    graph = inspector_imports(INSPECTOR)
+    assert "app.js" in graph and len(graph) > 10
+    assert set().union(*graph.values()) <= set(graph)  # every import is a module there
+    assert [name for name, targets in graph.items() if "app.js" in targets] == []
+    assert _strongly_connected(graph) == []
+
+
+def test_the_check_sees_a_cycle_of_inspector_modules(tmp_path: Path) -> None:
+    (tmp_path / "app.js").write_text('import { view } from "./view.js";\n')
+    (tmp_path / "view.js").write_text(
+        "import {\n  h,\n} from \"./dom.js\";\nexport { note } from './panel.js';\n"
+    )
+    (tmp_path / "panel.js").write_text('export const note = () => import("./view.js");\n')
+    (tmp_path / "dom.js").write_text('import "./app.js";\nexport const h = 1;\n')
+    graph = inspector_imports(tmp_path)
+    assert graph == {
+        "app.js": {"view.js"},
+        "dom.js": {"app.js"},
+        "panel.js": {"view.js"},
+        "view.js": {"dom.js", "panel.js"},
+    }
+    assert _strongly_connected(graph) == [["app.js", "dom.js", "panel.js", "view.js"]]
 
 
 TESTS = Path(__file__).parent

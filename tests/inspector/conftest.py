@@ -71,6 +71,7 @@ LONG_TEXTS = {  # each longer than a line can show
     "json": json.dumps(
         {f"key{i}": [i, {"deep": "value" * 5}] for i in range(300)}, separators=(",", ":")
     ),
+    "lines": "\n".join(f"line {i}: " + "word " * 8 for i in range(300)),  # ~5,000 px opened
 }
 
 

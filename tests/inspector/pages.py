@@ -62,3 +62,11 @@ def listed(page: Any) -> dict[str, dict[str, str]]:
         )
         if done:
             return rows
+
+
+def open_groups(page: Any, groups: tuple[str, ...] = ("summarized", "dropped")) -> None:
+    """Open the list's closed groups, so `listed` reaches their rows."""
+    for group in groups:
+        toggle = page.locator(f"#toggle-{group}")
+        if toggle.count() and toggle.get_attribute("aria-expanded") == "false":
+            toggle.click()

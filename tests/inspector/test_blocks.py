@@ -1,6 +1,7 @@
 """Every block shows for what it is (tool calls of both shapes with name and arguments, tool
 results, thinking collapsed with its size, images and documents as placeholders with the
-server's token count), and contents too long for a line wrap instead of widening the page."""
+server's token count), and contents too long for a line wrap instead of widening the page;
+a long content opened moves the rows after it down."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from app.tokens.counter import TOKENS_PER_BLOCK
 from tests.inspector.conftest import BLOCKS, KEY_A, LONG_TEXTS
-from tests.inspector.pages import LOADED, api, open_session
+from tests.inspector.pages import LOADED, PAINTED, api, open_session
 from tests.support.servers import Server
 
 pytestmark = pytest.mark.slow
@@ -107,3 +108,36 @@ def test_long_unbroken_content_wraps(page: Any, server: Server) -> None:
         assert long.locator("details.long[open] pre").inner_text() == LONG_TEXTS[name]
         assert overflow() <= 0, name
         assert long.evaluate("r => r.scrollWidth <= r.clientWidth"), name
+
+
+def test_an_opened_long_message_moves_the_rows_after_it(page: Any, server: Server) -> None:
+    """The list lays its rows out again when one grows: the next row starts below the
+    opened one, and the list scrolls to its new end without jumping back to the top."""
+    seq = 7 + list(LONG_TEXTS).index("lines")
+    long = row(page, seq)
+    long.locator("details.long > summary").click()
+    page.evaluate(PAINTED)
+    opened = long.bounding_box()
+    assert opened["height"] > 4000
+    following = page.locator(f"#msg-{seq + 1}")  # mounted only if near the viewport
+    assert following.count() == 0 or following.bounding_box()["y"] >= opened["y"] + opened["height"]
+    # The opened row's end in view, and the row after it.
+    long.evaluate("r => r.scrollIntoView({block: 'end'})")
+    page.evaluate(PAINTED)
+    page.evaluate(PAINTED)
+    opened = long.bounding_box()
+    assert opened["height"] > 4000  # still open: the row stayed mounted
+    following.wait_for()
+    assert following.bounding_box()["y"] >= opened["y"] + opened["height"]
+    # To the end of the list: it stays there, the last row in view.
+    vlist = page.locator(".vlist")
+    bottom = vlist.evaluate("list => (list.scrollTop = list.scrollHeight) && list.scrollTop")
+    for _ in range(3):
+        page.evaluate(PAINTED)
+    end = vlist.evaluate("list => [list.scrollTop, list.scrollHeight - list.clientHeight]")
+    assert end[1] > opened["height"]  # the opened row is part of the list's height
+    assert end[0] >= bottom > 0 and end[0] >= end[1] - 1
+    assert long.locator("details.long[open]").count() == 1
+    last = following.bounding_box()
+    view = vlist.bounding_box()
+    assert view["y"] <= last["y"] + last["height"] <= view["y"] + view["height"] + 1

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.inspector.conftest import DEMO, FOLD_DUE, KEY_A, KEY_B, SECRET, SEEDED
-from tests.inspector.pages import api, listed, number, open_session, sign_in
+from tests.inspector.pages import api, listed, number, open_groups, open_session, sign_in
 from tests.support.servers import ROOT, Server
 
 pytestmark = pytest.mark.slow
@@ -181,6 +181,75 @@ def test_another_budget_is_a_dry_run_labelled_as_such(page: Any, server: Server)
     page.locator("[data-usage=window] dd", has_text="128,000").wait_for()
     assert api(server, f"/sessions/{DEMO}")["summary"]["version"] == before
     assert number(page.locator("#session-facts").get_attribute("data-version") or "0") == before
+
+
+def test_a_preview_marks_the_messages_whose_status_changes(page: Any, server: Server) -> None:
+    default = api(server, f"/sessions/{DEMO}/context", explain="true", dry_run="true")
+    smaller = api(
+        server, f"/sessions/{DEMO}/context", explain="true", dry_run="true", max_tokens=700
+    )
+    was = {e["id"]: e["status"] for e in default["explain"] if e["status"] != "synthetic"}
+    changed = {
+        e["id"]: was[e["id"]]
+        for e in smaller["explain"]
+        if e["status"] != "synthetic" and was[e["id"]] != e["status"]
+    }
+    assert changed
+    open_demo(page, server)
+    assert page.locator(".vlist article.msg.changed").count() == 0  # the default marks nothing
+    page.get_by_label("Budget in tokens").fill("700")
+    page.get_by_label("Budget in tokens").press("Enter")
+    page.locator("#mode.preview", has_text="max_tokens=700").wait_for()
+    count = page.locator("#changed-count", has_text="change")
+    assert number(count.inner_text()) == len(changed)
+    open_groups(page)
+    rows = listed(page)
+    assert {key: row["was"] for key, row in rows.items() if "was" in row} == changed
+    marked = page.locator(".vlist article.msg.changed").first
+    assert marked.locator(".badge.was").inner_text() == f"was {marked.get_attribute('data-was')}"
+
+
+def test_the_bar_marks_the_threshold(page: Any, server: Server) -> None:
+    """The fold threshold (threshold × window) on the bar's scale (budget + reserved output):
+    its end by default, inside the bar for a budget as large as the window."""
+
+    def placed() -> float:
+        return float(
+            page.locator(".bar").evaluate(
+                "bar => { const box = bar.getBoundingClientRect();"
+                " const mark = bar.querySelector('.mark.threshold').getBoundingClientRect();"
+                " return (mark.left + mark.width / 2 - box.left) / box.width; }"
+            )
+        )
+
+    open_demo(page, server)
+    usage = api(server, f"/sessions/{DEMO}/context", dry_run="true")["usage"]
+    threshold = int(usage["threshold"] * usage["context_window"])
+    mark = page.locator(".bar .mark.threshold")
+    assert number(mark.get_attribute("data-tokens") or "") == threshold
+    assert abs(placed() - 1) < 0.01
+    window = usage["context_window"]
+    page.get_by_label("Budget in tokens").fill(str(window))
+    page.get_by_label("Budget in tokens").press("Enter")
+    page.locator("#mode.preview", has_text=f"max_tokens={window}").wait_for()
+    usage = api(server, f"/sessions/{DEMO}/context", dry_run="true", max_tokens=window)["usage"]
+    share = threshold / (usage["budget"] + usage["reserved_output_tokens"])
+    assert 0.5 < share < 1
+    assert abs(placed() - share) < 0.01
+
+
+def test_the_slider_and_the_number_agree(page: Any, server: Server) -> None:
+    open_demo(page, server)
+    slider = page.locator("#budget")
+    box = page.get_by_label("Budget in tokens")
+    assert slider.input_value() == box.input_value()
+    box.fill("2000")
+    box.press("Enter")
+    page.locator("#mode.preview", has_text="max_tokens=2000").wait_for()
+    assert (slider.input_value(), box.input_value()) == ("2000", "2000")
+    page.locator("#budget").fill("3001")
+    page.locator("#mode.preview", has_text="max_tokens=3001").wait_for()
+    assert (slider.input_value(), box.input_value()) == ("3001", "3001")
 
 
 def test_another_tenants_session_is_not_reachable(page: Any, server: Server) -> None:

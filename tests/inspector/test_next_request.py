@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.inspector.conftest import DEMO, KEY_A, seed_fold_due
-from tests.inspector.pages import api, listed, number, open_session, sign_in
+from tests.inspector.pages import api, listed, number, open_groups, open_session, sign_in
 from tests.support.official_types import assert_official_gemini
 from tests.support.servers import Server
 
@@ -42,10 +42,7 @@ def post(server: Server, path: str, body: Any = None) -> Any:
 
 
 def statuses(page: Any) -> dict[str, str]:
-    for group in ("summarized", "dropped"):
-        toggle = page.locator(f"#toggle-{group}")
-        if toggle.count() and toggle.get_attribute("aria-expanded") == "false":
-            toggle.click()
+    open_groups(page)
     return {key: row["status"] for key, row in listed(page).items()}
 
 

@@ -1,50 +1,8 @@
-// The panels of the session view: the budget bar, the prompt cache, the fold note, the
-// provider request, the summary history, and the tabs that hold the list and the request.
-import { fmt, h, pct, when } from "./dom.js";
+// The panels of the session view: the prompt cache, the fold note, the summary, the provider
+// request, the summary history, and the tabs that hold the list and the request.
+import { fmt, h, when } from "./dom.js";
 import { lineDiff } from "./diff.js";
 import { breakpoints, providerUrl, requestBody, snippet } from "./request.js";
-
-export function budgetBar(usage) {
-  // To scale: the budget's parts, then the reserved output; the threshold ends both.
-  const window = usage.context_window;
-  const used = usage.system_tokens + usage.tools_tokens + usage.summary_tokens + usage.message_tokens;
-  const budget = Math.max(1, usage.budget);
-  const free = Math.max(0, budget - used);
-  const parts = [
-    ["system", "System prompt", usage.system_tokens],
-    ["tools", "Tools", usage.tools_tokens],
-    ["summary", "Summary", usage.summary_tokens],
-    ["messages", "Messages", usage.message_tokens],
-    ["free", "Free in budget", free],
-    ["reserved", "Reserved output", usage.reserved_output_tokens],
-  ];
-  const whole = budget + usage.reserved_output_tokens;
-  const readout = h("p", { class: "readout", id: "bar-readout", "aria-live": "polite", text: "Hover or focus a part of the bar for its tokens." });
-  const bar = h("div", { class: "bar", role: "group", "aria-label": `Budget of ${fmt(usage.budget)} tokens and ${fmt(usage.reserved_output_tokens)} reserved for output` });
-  for (const [cls, label, n] of parts) {
-    if (n <= 0) continue;
-    const text = `${label}: ${fmt(n)} tokens (${pct(n / whole)} of budget + reserved output)`;
-    const seg = h("span", { class: `seg ${cls}`, role: "img", tabindex: "0", "aria-label": text, title: text, dataset: { part: cls, tokens: String(n) } });
-    seg.style.flexGrow = String(n);
-    const tell = () => (readout.textContent = text);
-    seg.addEventListener("focus", tell);
-    seg.addEventListener("mouseenter", tell);
-    bar.append(seg);
-  }
-  const threshold = Math.floor(usage.threshold * window);
-  const legend = h(
-    "dl",
-    { class: "legend", id: "usage-legend" },
-    parts.map(([cls, label, n]) =>
-      h("div", { dataset: { usage: cls } }, h("dt", {}, h("span", { class: `swatch ${cls}`, "aria-hidden": "true" }), label), h("dd", { text: fmt(n) })),
-    ),
-    h("div", { dataset: { usage: "total" } }, h("dt", { text: "Total sent" }), h("dd", { text: fmt(usage.total_tokens) })),
-    h("div", { dataset: { usage: "budget" } }, h("dt", { text: "Budget" }), h("dd", { text: fmt(usage.budget) })),
-    h("div", { dataset: { usage: "window" } }, h("dt", { text: "Window" }), h("dd", { text: fmt(window) })),
-    h("div", { dataset: { usage: "threshold" } }, h("dt", { text: `Threshold ${pct(usage.threshold)}` }), h("dd", { text: fmt(threshold) })),
-  );
-  return h("div", { class: "bar-wrap" }, bar, readout, legend);
-}
 
 const CACHE_REASONS = {
   none: "the previous context is a prefix of this one: the provider's prompt cache can read it",
@@ -73,6 +31,19 @@ export function cacheView(ctx, edge) {
       h("code", { id: "cache-reason", text: cache.reason }),
       `: ${CACHE_REASONS[cache.reason] || cache.reason}. Breakpoints placed: ${cache.breakpoints}.`,
     ),
+  );
+}
+
+export function summaryView(ctx) {
+  const summary = ctx.summary;
+  if (!summary || summary.text === null) return null;
+  const computed = ctx.dry_run?.fold === "computed" ? ": computed for the next request, not stored yet" : "";
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "summary-title", id: "summary" },
+    h("h2", { id: "summary-title", text: `Summary v${summary.version} (${summary.method})${computed}` }),
+    h("p", { class: "muted", text: `Covers ${fmt(summary.message_count)} messages through #${summary.through_seq}; ${fmt(summary.tokens)} tokens.` }),
+    h("details", {}, h("summary", { text: "Summary text" }), h("pre", { text: summary.text || "" })),
   );
 }
 

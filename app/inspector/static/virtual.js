@@ -1,6 +1,7 @@
 // A virtualised list: only the rows near the viewport are in the DOM, so 50,000 messages cost
 // what a screenful costs. Rows have their own heights: each is measured once mounted (and
-// again when it resizes, e.g. a <details> opened) and the offsets after it move.
+// again when it resizes, e.g. a <details> opened), then the list is laid out again: the
+// offsets and the total height, and the rows after it moved down.
 const OVERSCAN_PX = 600;
 
 export class VirtualList {
@@ -21,10 +22,10 @@ export class VirtualList {
     this.root.setAttribute("aria-label", `${label} (scrollable)`);
     this.root.append(this.inner);
     this.root.addEventListener("scroll", () => this.schedule());
+    this.stale = false; // a height changed since the offsets were laid out
     this.resized = new ResizeObserver((entries) => {
-      let changed = false;
-      for (const entry of entries) changed = this.measure(entry.target) || changed;
-      if (changed) this.schedule();
+      for (const entry of entries) this.stale = this.measure(entry.target) || this.stale;
+      if (this.stale) this.schedule();
     });
   }
 
@@ -58,6 +59,7 @@ export class VirtualList {
   }
 
   layout() {
+    this.stale = false;
     const n = this.items.length;
     if (this.offsets.length !== n + 1) this.offsets = new Float64Array(n + 1);
     let at = 0;
@@ -88,9 +90,17 @@ export class VirtualList {
     return lo;
   }
 
+  // The first row in view stays where it is while the rows above it change height.
+  relayout(anchor, anchorShift) {
+    this.layout();
+    this.root.scrollTop = (this.offsets[anchor] || 0) + anchorShift;
+  }
+
   paint(rebuild) {
+    // The anchor is read from the offsets the rows are drawn at, before any new layout.
     const anchor = this.firstVisible(this.root.scrollTop);
     const anchorShift = this.root.scrollTop - (this.offsets[anchor] || 0);
+    if (this.stale) this.relayout(anchor, anchorShift); // a mounted row resized (a <details> opened)
     for (let pass = 0; pass < 3; pass++) {
       const top = this.root.scrollTop - OVERSCAN_PX;
       const bottom = this.root.scrollTop + this.root.clientHeight + OVERSCAN_PX;
@@ -123,8 +133,7 @@ export class VirtualList {
       }
       rebuild = false;
       if (!changed) break;
-      this.layout();
-      this.root.scrollTop = (this.offsets[anchor] || 0) + anchorShift; // keep the view still
+      this.relayout(anchor, anchorShift);
     }
   }
 }
