@@ -1,24 +1,33 @@
-"""In-process cases: counting an append batch vs tiktoken, assembling vs LangChain's trim.
+"""In-process cases: counting an append batch vs tiktoken, assembling vs LangChain's trim,
+the first context of a session whose one tool output is 2M characters without a break.
 
-What is measured and how: the *Counting* and *Assembly* sections of bench/report.md.tmpl.
-The LangChain side (`to_langchain`, `langchain_counter`) is shared with bench/cache.py.
+What is measured and how: the *Counting*, *Assembly* and *A 2M-character tool output*
+sections of bench/report.md.tmpl. The LangChain side (`to_langchain`, `langchain_counter`) is
+shared with bench/cache.py.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
+import random
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import httpx
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages import trim_messages as lc_trim
 
 from app.core.context_settings import ContextSettings
+from app.core.db import upgrade_database
 from app.core.settings import Settings
 from app.engine.assemble import AssemblyInput, assemble
 from app.engine.shapes import normalize_message
+from app.main import create_app
 from app.schemas.assemble_context import AssembleRequest
 from app.services.assemble_context import assemble_posted
 from app.services.summarize_context import to_messages
@@ -153,3 +162,78 @@ def assembly(rounds: int = 9) -> dict[str, Any]:
     kept = assemble(engine_input, counter).messages_included
     tokens = sum(m.tokens for m in counted)
     return {**ms, "tokens": tokens, "kept": kept, "langchain_kept": trim()}
+
+
+# One tool output of LONG_OUTPUT_CHARS with no blank or line break, read with a budget it
+# exceeds (so it is cut), on the session route, in process on SQLite.
+LONG_OUTPUT_CHARS = 2_000_000
+LONG_OUTPUT_BUDGET = 50_000
+LONG_OUTPUT_MODEL = "claude-sonnet-4-5"
+LONG_OUTPUT_SHAPES: dict[str, Callable[[int], str]] = {
+    "one repeated letter": lambda n: "a" * n,
+    "random base64": lambda n: base64.b64encode(random.Random(7).randbytes(n)).decode()[:n],
+}
+
+
+def _long_output_messages(output: str) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "x"}}
+    result = {"type": "tool_result", "tool_use_id": "call_1", "content": output}
+    return [
+        {"role": "user", "content": "Read the file."},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result]},
+    ]
+
+
+async def _first_contexts(url: str, output: str, rounds: int) -> dict[str, list[float]]:
+    """Per round, a new session holding the output, read once: *cold* with the counter's
+    remembered counts forgotten first (another replica, a restart), *warm* as the replica
+    that took the append reads it (the output's count remembered)."""
+    settings = Settings(_env_file=None, database_url=url, api_keys="", anthropic_api_key=None)
+    counter = counter_for(load_registry(settings).get(LONG_OUTPUT_MODEL))
+    app, samples = create_app(settings), {"cold": list[float](), "warm": list[float]()}
+    body = {"messages": _long_output_messages(output)}
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            for index in range(rounds):
+                for variant, times in samples.items():
+                    session_id = f"long-{variant}-{index}"
+                    created = {"id": session_id, "model": LONG_OUTPUT_MODEL}
+                    (await client.post("/sessions", json=created)).raise_for_status()
+                    path = f"/sessions/{session_id}"
+                    (await client.post(f"{path}/messages", json=body)).raise_for_status()
+                    if variant == "cold":
+                        counter.clear_cache()
+                    started = time.perf_counter()
+                    params = {"max_tokens": LONG_OUTPUT_BUDGET}
+                    (await client.get(f"{path}/context", params=params)).raise_for_status()
+                    times.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def long_output(rounds: int = 3) -> list[dict[str, Any]]:
+    """Per shape: the first context read (ms, median of `rounds`), cold and warm, against
+    the baseline of counting the output once with the same counter, cold (best of 3)."""
+    counter = counter_for(load_registry(Settings(_env_file=None)).get(LONG_OUTPUT_MODEL))
+    out = []
+    for shape, make in LONG_OUTPUT_SHAPES.items():
+        output = make(LONG_OUTPUT_CHARS)
+        once = []
+        for _ in range(3):
+            counter.clear_cache()
+            started = time.perf_counter()
+            tokens = counter.count_text(output)
+            once.append((time.perf_counter() - started) * 1000)
+        with tempfile.TemporaryDirectory(prefix="foldwise-bench-") as directory:
+            url = f"sqlite:///{directory}/long.db"
+            upgrade_database(url)  # Alembic runs its own event loop
+            samples = asyncio.run(_first_contexts(url, output, rounds))
+        medians = {variant: statistics.median(times) for variant, times in samples.items()}
+        out.append({"shape": shape, "tokens": tokens, "count": min(once), **medians})
+    return out
+
+
+if __name__ == "__main__":
+    for row in long_output():
+        print(json.dumps(row))

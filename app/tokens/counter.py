@@ -14,6 +14,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Self
 
 import tiktoken
@@ -55,6 +56,35 @@ CACHE_MAX_CHARS = 32_000_000  # ≈ 32 MB of ASCII text kept as keys, per encodi
 LONG_TEXT_CHARS = 8192
 PIECE_CHARS = 4096
 _NON_BLANK = re.compile(r"\S")
+# A text this long leaves its pieces behind (`_Pieces`): the next text that starts the same
+# way (a cut's candidates: one head after another, with or without its marker, alone or in
+# its JSON) re-encodes only from where the two differ. Shorter texts encode in a few ms.
+REUSE_MIN_CHARS = 4 * LONG_TEXT_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class _Pieces:
+    """How a long text was encoded: where each piece the loop cut starts (`starts[0]` is 0;
+    the last is where the final piece starts) and the tokens before it."""
+
+    text: str
+    starts: list[int]
+    before: list[int]
+
+    def shared(self, text: str) -> int:
+        """How many of these pieces `text` encodes the same way: the piece from `starts[i]` is
+        cut by reading `LONG_TEXT_CHARS` from there, so it is the same piece in `text` when
+        both agree that far and `text` goes on past it (the loop cuts it in `text` too).
+        Binary search over the pieces; the test is monotone in i."""
+        low, high = 0, len(self.starts) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            window = self.starts[middle - 1] + LONG_TEXT_CHARS
+            if len(text) > window and text.startswith(self.text[:window]):
+                low = middle
+            else:
+                high = middle - 1
+        return low
 
 
 def _json(value: Any) -> str:
@@ -72,6 +102,9 @@ class TiktokenCounter:
         self._encode = encoding.encode_ordinary
         # Shared by the counters of an encoding (`with_media`), and used from threads too.
         self._long_counts: TextKeyedLRU[str, int] = TextKeyedLRU(CACHE_MAX_CHARS)
+        # The pieces of the last long text encoded (one slot, shared the same way; replaced
+        # whole, so a thread reads either the old or the new one).
+        self._last_pieces: list[_Pieces | None] = [None]
         # Roles and names repeat in every message: count each distinct one once.
         self._short_counts: dict[str, int] = {}
 
@@ -99,16 +132,28 @@ class TiktokenCounter:
         return count
 
     def _encoded_length(self, text: str) -> int:
-        count, start = 0, 0
+        """The sum of the text's pieces' tokens, the pieces it shares with the last long text
+        encoded taken from there (the same count, piece for piece: see `_Pieces.shared`)."""
+        starts, before = [0], [0]
+        last = self._last_pieces[0]
+        if last is not None and len(text) >= REUSE_MIN_CHARS:
+            shared = last.shared(text)
+            starts, before = last.starts[: shared + 1], last.before[: shared + 1]
+        count, start = before[-1], starts[-1]
         while len(text) - start > LONG_TEXT_CHARS:
             end = _piece_end(text, start)
             count += len(self._encode(text[start:end]))
             start = end
+            starts.append(start)
+            before.append(count)
+        if len(text) >= REUSE_MIN_CHARS:
+            self._last_pieces[0] = _Pieces(text, starts, before)
         return count + len(self._encode(text[start:]))
 
     def clear_cache(self) -> None:
-        """Forget remembered counts (benchmarks measure cold counting with it)."""
+        """Forget remembered counts and pieces (benchmarks measure cold counting with it)."""
         self._long_counts.clear()
+        self._last_pieces[0] = None
 
     def count_content(self, content: Content) -> int:
         """Tokens of a message body (string or blocks), including per-block overhead."""
