@@ -135,6 +135,20 @@ def prefix_chain(
     return chain
 
 
+# Chain elements a context has besides its messages': tools + system prompt, the summary (a
+# system section, or a pair of messages), a continuation message before a history that starts
+# with an answer.
+CHAIN_HEAD = 4
+
+
+def chain_elements(content: Any, tool_calls: Any) -> int:
+    """The most chain elements one stored message renders to, in any format: an output
+    message or item per block and per tool call (openai: a `tool` message per result;
+    openai_responses: an item per call, result, reasoning or run of text), plus one."""
+    blocks = 0 if isinstance(content, str) else len(content or ())
+    return 1 + blocks + len(tool_calls or ())
+
+
 def _canonical(value: Any) -> str:
     text = _CANONICAL.encode(value)
     # Without the name anywhere there is no marker to leave out (the usual case: one pass).

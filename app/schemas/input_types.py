@@ -52,10 +52,10 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
-def check_json(value: Any, where: str = "", depth: int = 0, max_items: int = MAX_ITEMS) -> None:
+def check_json(value: Any, where: str = "", depth: int = 0) -> None:
     """Raise InputRefused naming the first place in `value` that cannot be stored as is."""
     try:
-        _check(value, depth, max_items)
+        _check(value, depth)
     except _Refused as refused:
         keys = [where, *reversed(refused.path)] if where else reversed(refused.path)
         label = ".".join(map(str, keys)) or "value"
@@ -71,9 +71,9 @@ class _Refused(Exception):
         self.reason, self.in_key, self.path = reason, in_key, list[Any]()
 
 
-def _check(value: Any, depth: int, max_items: int = MAX_ITEMS) -> None:
+def _check(value: Any, depth: int) -> None:
     if isinstance(value, dict | list):
-        _check_container(value, depth, max_items)
+        _check_container(value, depth)
     elif isinstance(value, str):
         problem = _text_problem(value)
         if problem:
@@ -87,11 +87,11 @@ def _check(value: Any, depth: int, max_items: int = MAX_ITEMS) -> None:
         raise _Refused("is not a finite number (NaN, Infinity or overflow)")
 
 
-def _check_container(value: dict[Any, Any] | list[Any], depth: int, max_items: int) -> None:
+def _check_container(value: dict[Any, Any] | list[Any], depth: int) -> None:
     if depth >= MAX_DEPTH:
         raise _Refused(f"is nested more than {MAX_DEPTH} levels deep")
-    if len(value) > max_items:
-        raise _Refused(f"has more than {max_items} entries")
+    if len(value) > MAX_ITEMS:
+        raise _Refused(f"has more than {MAX_ITEMS} entries")
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
         if isinstance(key, str) and (problem := _text_problem(key)):
@@ -100,7 +100,7 @@ def _check_container(value: dict[Any, Any] | list[Any], depth: int, max_items: i
         if type(item) is str and item.isascii() and "\x00" not in item:
             continue
         try:
-            _check(item, depth + 1, max_items)
+            _check(item, depth + 1)
         except _Refused as refused:
             refused.path.append(key)
             raise
@@ -150,18 +150,35 @@ def _checked_tool(tool: dict[str, Any]) -> dict[str, Any]:
 Text = Annotated[str, AfterValidator(_checked)]
 """A string stored or processed as is: no NUL, no lone surrogate."""
 Json = Annotated[dict[str, Any], AfterValidator(_checked)]
+"""A JSON object stored or processed as is (a tool, metadata)."""
+
+# An entry of a served context's prefix chain: a fingerprint (app/engine/prompt_cache.py).
+CHAIN_ENTRY = re.compile(r"[0-9a-f]{1,64}")
 
 
-def _checked_served(value: Any) -> Any:
-    check_json(value, max_items=MAX_SQL_INT)
+def _checked_served(value: dict[str, Any]) -> dict[str, Any]:
+    """`last_context` as an export carries it: per model, the record of the context served
+    last (app/services/prompt_cache.py), checked as any JSON but for its prefix chain. The
+    chain has an entry per element sent (tens of thousands for a long session in a large
+    window): its entries must be fingerprints, and its length is bounded by what the
+    session's messages can render to, which the import checks once it has read them
+    (app/services/transfer.py)."""
+    chains: dict[str, list[Any]] = {}
+    rest: dict[str, Any] = {}
+    for model, record in value.items():
+        chain = record.get("chain") if isinstance(record, dict) else None
+        if isinstance(chain, list):
+            chains[model], record = chain, {**record, "chain": []}
+        rest[model] = record
+    check_json(rest)
+    for model, chain in chains.items():
+        if not all(isinstance(entry, str) and CHAIN_ENTRY.fullmatch(entry) for entry in chain):
+            raise InputRefused(f"{model}.chain entries are fingerprints: 1-64 hex digits")
     return value
 
 
 ServedContextsJson = Annotated[dict[str, Any], AfterValidator(_checked_served)]
-"""A session's `last_context` as an export carries it: the server's own record of the contexts
-it served, whose prefix chain has an entry per message sent (tens of thousands for a long
-session in a large window), so no entry count is refused; the body size limit bounds it."""
-"""A JSON object stored or processed as is (a tool, metadata)."""
+"""A session's `last_context` as an export carries it (see `_checked_served`)."""
 MessageJson = Annotated[dict[str, Any], AfterValidator(_checked_message)]
 """A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings, and
 valid `cache_control` markers."""

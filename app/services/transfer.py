@@ -33,9 +33,10 @@ from app.core.errors import (
     UnknownModel,
 )
 from app.core.settings import Settings
+from app.engine.prompt_cache import CHAIN_HEAD, chain_elements
 from app.engine.shapes import normalize_message, validate_tools
 from app.repositories.transfer import Row, TransferRepository
-from app.schemas.input_types import MessageJson
+from app.schemas.input_types import MAX_ITEMS, MessageJson
 from app.schemas.sessions import SessionSettings
 from app.schemas.transfer import (
     EXPORT_FORMAT,
@@ -301,52 +302,91 @@ def _message_row(record: MessageRecord, index: int) -> dict[str, Any]:
 
 
 async def _checked_records(lines: AsyncIterator[bytes]) -> AsyncIterator[tuple[int, Record]]:
-    """(line index, record) in export order, checked as a whole: seqs rising within the
-    session's counter, versions 1…summary_version, one `end` with the counts and checksum.
-    InvalidExport names the line of the first problem."""
-    checksum = Checksum()
-    session: SessionRecord | None = None
-    seq = version = 0
-    calibrated = False
+    """(line index, record) in export order, checked as a whole (`_Reading`). InvalidExport
+    names the line of the first problem."""
+    reading = _Reading()
     index = -1
     async for raw in lines:
         index += 1
         if not raw.strip():
             continue
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:  # as for every JSON body: 400, not 422
-            raise FoldwiseError("the body is not UTF-8", {"line": index + 1}) from None
-        try:
-            data = json.loads(text)
-            record = _RECORD.validate_python(data)
-        except (ValidationError, ValueError, RecursionError) as exc:
-            raise InvalidExport(_reason(exc), {"line": index + 1}) from None
-        problem = _out_of_order(record, session, seq, version)
-        if calibrated and not isinstance(record, EndRecord):
-            problem = "only the end record follows the calibration"
-        if problem:
-            raise InvalidExport(problem, {"line": index + 1})
+        data, record = _parsed(raw, index)
+        reading.take(record, data, index)
+        yield index, record
         if isinstance(record, EndRecord):
-            _check_end(record, checksum, session, index)
-            yield index, record
             async for rest in lines:
                 if rest.strip():
                     raise InvalidExport("nothing may follow the end record", {"line": index + 2})
             return
-        if isinstance(record, CalibrationRecord):
-            calibrated = True
-            yield index, record
-            continue
-        checksum.add(data)
-        if isinstance(record, SessionRecord):
-            session = record
-        elif isinstance(record, MessageRecord):
-            seq = record.seq
-        else:
-            version = record.version
-        yield index, record
     raise InvalidExport("the export is cut short: no end record", {"line": index + 2})
+
+
+def _parsed(raw: bytes, index: int) -> tuple[Any, Record]:
+    """The line's JSON and its record."""
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:  # as for every JSON body: 400, not 422
+        raise FoldwiseError("the body is not UTF-8", {"line": index + 1}) from None
+    try:
+        data = json.loads(text)
+        return data, _RECORD.validate_python(data)
+    except (ValidationError, ValueError, RecursionError) as exc:
+        raise InvalidExport(_reason(exc), {"line": index + 1}) from None
+
+
+# A removed message may still be in the chain recorded before its removal: as many elements
+# as any message can render (MAX_ITEMS blocks and MAX_ITEMS tool calls).
+REMOVED_CHAIN_ELEMENTS = 1 + 2 * MAX_ITEMS
+
+
+class _Reading:
+    """What the records so far say: seqs rising within the session's counter, versions
+    1…summary_version, one `end` with the counts and checksum, and the served contexts'
+    prefix chains no longer than the session's messages can make (`chain_elements`: the
+    bound scales with the session, so a long one imports and a forged chain does not)."""
+
+    def __init__(self) -> None:
+        self.checksum = Checksum()
+        self.session: SessionRecord | None = None
+        self.session_line = self.seq = self.version = 0
+        self.calibrated = False
+        self.chain_room = CHAIN_HEAD
+
+    def take(self, record: Record, data: Any, index: int) -> None:
+        problem = _out_of_order(record, self.session, self.seq, self.version)
+        if self.calibrated and not isinstance(record, EndRecord):
+            problem = "only the end record follows the calibration"
+        if problem:
+            raise InvalidExport(problem, {"line": index + 1})
+        if isinstance(record, EndRecord):
+            _check_end(record, self.checksum, self.session, index)
+            self._check_chains()
+        elif isinstance(record, CalibrationRecord):
+            self.calibrated = True
+        else:
+            self.checksum.add(data)
+            self._advance(record, index)
+
+    def _advance(self, record: SessionRecord | MessageRecord | SummaryRecord, index: int) -> None:
+        if isinstance(record, SessionRecord):
+            self.session, self.session_line = record, index + 1
+            self.chain_room += record.removed_count * REMOVED_CHAIN_ELEMENTS
+        elif isinstance(record, MessageRecord):
+            self.seq = record.seq
+            self.chain_room += chain_elements(record.content, record.tool_calls)
+        else:
+            self.version = record.version
+
+    def _check_chains(self) -> None:
+        assert self.session is not None
+        for model, served in self.session.last_context.items():
+            chain = served.get("chain") if isinstance(served, dict) else None
+            if isinstance(chain, list) and len(chain) > self.chain_room:
+                raise InvalidExport(
+                    f"last_context.{model}.chain has {len(chain)} entries: the session's "
+                    f"messages render to at most {self.chain_room}",
+                    {"line": self.session_line},
+                )
 
 
 def _out_of_order(record: Record, session: SessionRecord | None, seq: int, version: int) -> str:
