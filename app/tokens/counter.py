@@ -59,7 +59,7 @@ _NON_BLANK = re.compile(r"\S")
 # A text this long leaves its pieces behind (`_Pieces`): the next text that starts the same
 # way (a cut's candidates: one head after another, with or without its marker, alone or in
 # its JSON) re-encodes only from where the two differ. Shorter texts encode in a few ms.
-REUSE_MIN_CHARS = 4 * LONG_TEXT_CHARS
+REUSE_MIN_CHARS = 2 * LONG_TEXT_CHARS
 
 
 @dataclass(frozen=True, slots=True)

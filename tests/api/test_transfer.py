@@ -9,23 +9,25 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from app.engine.prompt_cache import CHAIN_HEAD, chain_elements
 from app.main import create_app
 from app.repositories import transfer as transfer_rows
 from app.schemas.transfer import MessageRecord, SessionRecord, SummaryRecord
 from app.services import transfer
 from tests.support.apps import MakeClient, make_settings
 from tests.support.databases import migrated_postgres_database, truncate
-from tests.support.factories import append, assert_error, create_session
+from tests.support.factories import assert_error, create_session
 from tests.support.session_builder import (
     SETUP,
     STEP,
@@ -366,20 +368,154 @@ class TestExport:
         assert_error(await a.get("/sessions/nope/export"), 404, "session_not_found")
 
 
-async def test_an_export_of_a_long_served_session_always_imports(
-    client: httpx.AsyncClient,
+# Exports written here rather than built through the API (100k appends would take minutes):
+# the records an export of a served session of `size` messages holds, sealed.
+LONG_MODEL = "gpt-4.1"
+
+
+def long_export(template: dict[str, Any], size: int, *, chain: int | None = None) -> bytes:
+    """An export of `template`'s session holding `size` messages and a served context of
+    them (a prefix chain of `chain` entries, by default one per message plus the head)."""
+    tag = uuid.uuid4().hex[:8]
+    entries = size + 1 if chain is None else chain
+    served = {
+        "estimated": 4 * size,
+        "version": 0,
+        "anchor": None,
+        "settings": "0123456789abcdef",
+        "limit": 1_000_000,
+        "pruned": 0,
+        "chain": [f"{n:016x}" for n in range(entries)],
+        "through_seq": size,
+    }
+    session = {**template, "last_seq": size, "live_tokens": 4 * size}
+    session["last_context"] = {LONG_MODEL: served}
+    messages = [
+        {
+            "kind": "message",
+            "id": f"{tag}-{seq}",
+            "seq": seq,
+            "role": "user" if seq % 2 else "assistant",
+            "content": f"m{seq}",
+            "name": None,
+            "tool_calls": None,
+            "tool_call_id": None,
+            "metadata": {},
+            "token_count": 4,
+            "client_id": None,
+            "created_at": template["created_at"],
+        }
+        for seq in range(1, size + 1)
+    ]
+    return resealed([session, *messages])
+
+
+async def session_template(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
+    """The session record of an empty session of that id, as this server exports it."""
+    await create_session(client, id=session_id, model=LONG_MODEL)
+    record = lines(await export(client, session_id))[0]
+    assert (await client.delete(f"/sessions/{session_id}")).status_code == 204
+    return record
+
+
+def without_times(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records as compared across an import: the timestamps as instants (a database writes
+    its own form of the same time), every JSON value as JSONB gives it back."""
+    out = []
+    for record in records:
+        record = dict(record)
+        for key in ("created_at", "updated_at"):
+            if key in record:
+                record[key] = datetime.fromisoformat(record[key]).replace(tzinfo=None)
+        out.append(transfer._settled(record))
+    return out
+
+
+# Few examples: random sessions past the 2,000-entry cap the chain once hit, and the size an
+# issue reported (30,000 messages, the largest that is quick enough to store here).
+LONG_EXPORTS = settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    phases=(Phase.explicit, Phase.generate),
+)
+
+
+@LONG_EXPORTS
+@given(size=st.integers(min_value=0, max_value=2_500))
+@example(size=30_000)
+async def test_an_export_of_any_size_imports_and_exports_the_same(
+    make_client: MakeClient, size: int
 ) -> None:
-    """A context of 30,000 messages is recorded with a prefix chain of 30,000 entries: the
-    export carries it, and the import takes it (issue: `…chain has more than 2000 entries`)."""
-    await create_session(client, id="long", model="gpt-4.1")
-    for start in range(0, 30_000, 1_000):
-        batch = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"}
-                 for i in range(start, start + 1_000)]  # fmt: skip
-        await append(client, "long", *batch)
-    served = (await client.get("/sessions/long/context", params={"format": "openai"})).json()
-    assert served["messages_included"] == 30_000
-    body = await export(client, "long")
-    assert (await client.delete("/sessions/long")).status_code == 204
+    """A served session's prefix chain has an entry per message (tens of thousands for a
+    long session): its export imports back (issue: `…chain has more than 2000 entries`), and
+    exports again as the same records."""
+    client = await make_client(max_body_bytes=64 << 20)
+    session_id = f"long-{uuid.uuid4().hex[:12]}"
+    body = long_export(await session_template(client, session_id), size)
     response = await client.post("/sessions/import", content=body)
     assert response.status_code == 201, response.text[:300]
-    assert await export(client, "long") == body
+    assert response.json()["messages"] == size
+    assert without_times(lines(await export(client, session_id))) == without_times(lines(body))
+
+
+async def test_the_import_checks_take_an_export_of_100k_messages(
+    client: httpx.AsyncClient,
+) -> None:
+    """Up to 100,000 messages, checked as an import reads them (what refused the chain),
+    without storing them (that is the same per message as above)."""
+    body = long_export(await session_template(client, "largest"), 100_000)
+
+    async def body_lines() -> AsyncIterator[bytes]:
+        for line in body.splitlines():
+            yield line
+
+    kinds = [type(record).__name__ async for _, record in transfer._checked_records(body_lines())]
+    assert len(kinds) == 100_002 and kinds[-1] == "EndRecord"
+
+
+class TestServedChains:
+    """The chain's bound scales with the session: no longer than its messages can render
+    to, of fingerprints only; everything else in last_context keeps the generic caps."""
+
+    async def test_a_chain_longer_than_the_messages_make_is_refused(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        template = await session_template(client, "forged")
+        room = CHAIN_HEAD + 10 * chain_elements("m", None)
+        fits = long_export(template, 10, chain=room)
+        assert (await client.post("/sessions/import", content=fits)).status_code == 201
+        assert (await client.delete("/sessions/forged")).status_code == 204
+        body = long_export(template, 10, chain=room + 1)
+        error = assert_error(
+            await client.post("/sessions/import", content=body), 422, "invalid_export"
+        )
+        assert "chain" in error["message"] and error["details"]["line"] == 1
+        assert_error(await client.get("/sessions/forged"), 404, "session_not_found")
+
+    async def test_a_removed_message_leaves_room_for_what_it_rendered(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        records = lines(long_export(await session_template(client, "removed"), 10))
+        records[0].update(last_seq=11, removed_count=1, live_removed=1)
+        records[0]["last_context"][LONG_MODEL]["chain"] += ["ab"] * 2000
+        response = await client.post("/sessions/import", content=resealed(records))
+        assert response.status_code == 201, response.text
+
+    @pytest.mark.parametrize(
+        "served",
+        [
+            {LONG_MODEL: {"chain": ["not hex"]}},
+            {LONG_MODEL: {"chain": [1]}},
+            {LONG_MODEL: {"chain": [], "other": list(range(2001))}},
+            {f"m{n}": {} for n in range(2001)},
+        ],
+    )
+    async def test_anything_else_in_last_context_keeps_its_caps(
+        self, client: httpx.AsyncClient, served: dict[str, Any]
+    ) -> None:
+        records = lines(long_export(await session_template(client, "capped"), 2))
+        records[0]["last_context"] = served
+        response = await client.post("/sessions/import", content=resealed(records))
+        error = assert_error(response, 422, "invalid_export")
+        assert error["details"]["line"] == 1 and "last_context" in error["message"]

@@ -3,15 +3,16 @@ breakpoints within the provider's limit, and prefix stability for append-only se
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, get_args
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.context_settings import ContextSettings
 from app.engine.assemble import SENT, AssemblyInput, assemble
-from app.engine.prompt_cache import MAX_BREAKPOINTS, unmarked
-from app.engine.render import SYNTHETIC
+from app.engine.prompt_cache import CHAIN_HEAD, MAX_BREAKPOINTS, chain_elements, unmarked
+from app.engine.render import SYNTHETIC, Format
 from app.engine.types import Message
 from tests.engine.strategies import FakeCounter, assembly_requests, make_message, texts
 from tests.support.assembly import assemble_or_too_small
@@ -116,3 +117,18 @@ def test_between_folds_and_prunes_each_context_is_the_previous_one_plus_new_mess
             if set(result.pruned) == set(old_pruned):  # no prune event: only appended
                 assert result.prefix_chain[: len(old_chain)] == old_chain
         previous = None if fitted else (result.prefix_chain, result.pruned)
+
+
+@PROPERTY
+@given(assembly_requests(), st.sampled_from(get_args(Format)))
+def test_a_chain_never_outgrows_what_its_messages_can_render_to(
+    case: tuple[AssemblyInput, Any], fmt: Format
+) -> None:
+    """The import bounds a served record's chain by `chain_elements` of the exported
+    messages (app/services/transfer.py): no context the service serves is longer."""
+    request, counter = case
+    result = assemble_or_too_small(dataclasses.replace(request, format=fmt), counter)
+    if result is None:
+        return
+    room = CHAIN_HEAD + sum(chain_elements(m.content, m.tool_calls) for m in request.messages)
+    assert len(result.prefix_chain) <= room

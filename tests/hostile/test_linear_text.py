@@ -17,6 +17,8 @@ both through `rule_summary` (redaction included) and from after it (`parse_summa
 
 from __future__ import annotations
 
+import base64
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +35,8 @@ from app.summarizers.rule.harness import split_user_text, stated_cwd
 from app.summarizers.rule.outcomes import error_lines, exit_code, first_error_line
 from app.summarizers.rule.parse import parse_summary
 from app.summarizers.rule.shell import shell_files
-from app.tokens.counter import counter_for_encoding
+from app.tokens.counter import TiktokenCounter, counter_for_encoding
+from app.tokens.encodings import get_encoding
 from tests.engine.strategies import FakeCounter, make_message
 from tests.support.work import count_calls
 
@@ -209,3 +212,41 @@ def test_a_long_shell_word_is_lexed_in_linear_time() -> None:
     small, large = "cat " + "e" * 100_000, "cat " + "e" * 400_000
     seconds = (_cpu_seconds(lambda: shell_files(small)), _cpu_seconds(lambda: shell_files(large)))
     assert seconds[1] <= MAX_TIME_GROWTH * max(seconds[0], 1e-4), f"{seconds}"
+
+
+# A cut with the real tokenizer to a third of the text: each candidate head shares all but its
+# last pieces with the text encoded before it (app/tokens/counter.py `_Pieces`), so the text is
+# encoded about once, plus a few pieces per candidate; before, each of ~27 candidates was
+# encoded whole, twice (~18 times the text).
+MAX_ENCODED = 3
+TOKENIZER_SHAPES = {
+    "one unbroken token": SHAPES["one unbroken token"],
+    "random base64": lambda n: base64.b64encode(random.Random(5).randbytes(n)).decode()[:n],
+}
+
+
+def _encoded_by_a_cut(text: str) -> int:
+    counter = TiktokenCounter(get_encoding("o200k_base"))
+    encode, encoded = counter._encode, [0]
+
+    def spy(text: str) -> list[int]:
+        encoded[0] += len(text)
+        return encode(text)
+
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": text}
+    message = make_message(3, "user", [result], counter)
+    counter.clear_cache()
+    counter._encode = spy
+    allowance = message.tokens // 3
+    cut = truncate_message(message, allowance, counter)
+    assert cut is not None and allowance - 100 <= cut.tokens <= allowance
+    return encoded[0]
+
+
+@pytest.mark.parametrize("shape", list(TOKENIZER_SHAPES))
+def test_a_cut_with_the_tokenizer_encodes_the_text_about_once(shape: str) -> None:
+    small, large = (TOKENIZER_SHAPES[shape](n) for n in (500_000, 1_000_000))
+    encoded = _encoded_by_a_cut(small), _encoded_by_a_cut(large)
+    for text, chars in zip((small, large), encoded, strict=True):
+        assert chars <= MAX_ENCODED * len(text), f"{chars:,} characters encoded for {len(text):,}"
+    assert encoded[1] <= 2.5 * encoded[0], f"encoded {encoded[0]:,} → {encoded[1]:,}"
