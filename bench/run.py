@@ -1,6 +1,7 @@
 """`make bench`: every case, then docs/benchmarks.md from bench/report.md.tmpl.
 
-In process: counting an append batch and assembling vs LangChain (bench/inprocess.py), then
+In process: counting an append batch, assembling vs LangChain and the first context of a
+2M-character tool output (bench/inprocess.py), then
 the prompt cache (bench/cache.py) and media counting (bench/media.py); over HTTP, the turn
 (bench/turn.py: append one message, read the context, on SQLite and PostgreSQL). A case that
 fails is reported in the document instead of stopping the run.
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     started, run = time.perf_counter(), Run()
     run.attempt("counting", lambda: [inprocess.counting(s) for s in ("anthropic", "openai")])
     run.attempt("assembly", inprocess.assembly)
+    run.attempt("long output", inprocess.long_output)
     run.attempt("prompt cache", cache.runs)
     run.attempt("media", media.measure)
     if not args.skip_postgres and (why := postgres_missing()):
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     tokens = run.results.get("assembly", {}).get("tokens")
     if "media" in run.results:
         run.targets = media.targets(run.results["media"]) + run.targets
+    if "long output" in run.results:
+        run.targets += inprocess.long_output_targets(run.results["long output"])
     if "turns" in run.results:
         run.targets = turn.targets(run.results["turns"]) + run.targets
     verdicts = {met: [t.figure for t in run.targets if t.met == met] for met in (True, False)}
@@ -113,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n\n" + cache.section(run.results["prompt cache"])
     if "media" in run.results:
         text += "\n\n" + media.section(run.results["media"])
+    if "long output" in run.results:
+        text += "\n\n" + inprocess.long_output_section(run.results["long output"])
     if "turns" in run.results:
         text += "\n\n" + turn.section(run.results["turns"])
     write(text)
