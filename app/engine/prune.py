@@ -35,32 +35,32 @@ Slot = tuple[Any, ...]
 
 def text_slots(message: Message) -> list[tuple[Slot, str]]:
     """Every replaceable string in a message, with its current text."""
-    slots: list[tuple[Slot, str]] = []
     content = message.content
     if isinstance(content, str):
-        slots.append((("content",), content))
+        slots: list[tuple[Slot, str]] = [(("content",), content)]
     else:
-        for i, block in enumerate(content):
-            kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                slots.append((("text", i), block["text"]))
-            elif kind == "tool_result":
-                nested = block.get("content")
-                if isinstance(nested, str):
-                    slots.append((("result", i), nested))
-                elif isinstance(nested, list):
-                    for j, inner in enumerate(nested):
-                        if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
-                            slots.append((("result_text", i, j), inner["text"]))
-            elif kind == "tool_use" and isinstance(block.get("input"), Mapping):
-                for key, value in block["input"].items():
-                    if isinstance(value, str):
-                        slots.append((("input", i, key), value))
+        slots = [slot for i, block in enumerate(content) for slot in _block_slots(i, block)]
     for i, call in enumerate(message.tool_calls or ()):
-        for key, value in _arguments(call).items():
-            if isinstance(value, str):
-                slots.append((("arg", i, key), value))
+        slots += [(("arg", i, k), v) for k, v in _arguments(call).items() if isinstance(v, str)]
     return slots
+
+
+def _block_slots(i: int, block: Mapping[str, Any]) -> list[tuple[Slot, str]]:
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return [(("text", i), block["text"])]
+    if kind == "tool_use" and isinstance(block.get("input"), Mapping):
+        return [(("input", i, k), v) for k, v in block["input"].items() if isinstance(v, str)]
+    if kind != "tool_result":
+        return []
+    nested = block.get("content")
+    if isinstance(nested, str):
+        return [(("result", i), nested)]
+    return [
+        (("result_text", i, j), inner["text"])
+        for j, inner in enumerate(nested if isinstance(nested, list) else ())
+        if isinstance(inner, Mapping) and isinstance(inner.get("text"), str)
+    ]
 
 
 def _arguments(call: Mapping[str, Any]) -> dict[str, Any]:

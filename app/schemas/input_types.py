@@ -156,7 +156,7 @@ Json = Annotated[dict[str, Any], AfterValidator(_checked)]
 CHAIN_ENTRY = re.compile(r"[0-9a-f]{1,64}")
 
 
-def _checked_served(value: dict[str, Any]) -> dict[str, Any]:
+def _checked_last_context(value: dict[str, Any]) -> dict[str, Any]:
     """`last_context` as an export carries it: per model, the record of the context served
     last (app/services/prompt_cache.py), checked as any JSON but for its prefix chain. The
     chain has an entry per element sent (tens of thousands for a long session in a large
@@ -177,8 +177,8 @@ def _checked_served(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-ServedContextsJson = Annotated[dict[str, Any], AfterValidator(_checked_served)]
-"""A session's `last_context` as an export carries it (see `_checked_served`)."""
+LastContextJson = Annotated[dict[str, Any], AfterValidator(_checked_last_context)]
+"""A session's `last_context` as an export carries it (see `_checked_last_context`)."""
 MessageJson = Annotated[dict[str, Any], AfterValidator(_checked_message)]
 """A posted message: `Json`, plus the JSON inside OpenAI tool-call `arguments` strings, and
 valid `cache_control` markers."""

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.schemas.input_types import Json, ServedContextsJson, SqlInt, Text, ToolJson
+from app.schemas.input_types import Json, LastContextJson, SqlInt, Text, ToolJson
 from app.schemas.sessions import SESSION_ID_PATTERN
 
 EXPORT_FORMAT = 1
@@ -52,7 +52,7 @@ class SessionRecord(BaseModel):
     summary_tokens: SqlInt
     summary_method: Text | None = Field(max_length=16)
     cleared_through_seq: SqlInt
-    last_context: ServedContextsJson
+    last_context: LastContextJson
 
 
 class MessageRecord(BaseModel):

@@ -52,7 +52,7 @@ from app.tokens.registry import ModelRegistry
 # Session fields a context read writes (the record of the context served last, for
 # `usage.cache` and calibration): exported, but outside the checksum, so reading a session
 # does not make it another one (a re-import stays `unchanged`).
-SERVED = frozenset({"last_context"})
+WRITTEN_BY_READS = frozenset({"last_context"})
 # Rows per page read or batch written: ~1 MB of typical messages, a few ms per round trip.
 PAGE_ROWS = 1000
 
@@ -95,7 +95,7 @@ class Checksum:
     def add(self, record: dict[str, Any]) -> None:
         kind = record["kind"]
         if kind == "session":  # what was served last is no part of the conversation
-            record = {key: value for key, value in record.items() if key not in SERVED}
+            record = {key: value for key, value in record.items() if key not in WRITTEN_BY_READS}
         text = _dumps(record, canonical=True)
         # Only a float of 1e16 or more is written with "e+", and only such a float can be
         # integral in a way JSONB changes: the walk runs for the rare record that may hold one.

@@ -131,6 +131,25 @@ texts = st.one_of(
 )
 
 
+def _odd_message(odd: str, shape: str) -> tuple[str, Content, dict[str, Any]]:
+    """A message the engine must carry or repair: an unknown block, a mid-conversation system
+    message, a result whose call is gone, an image."""
+    if odd == "unknown_block":
+        thinking = {"type": "thinking", "thinking": "hmm"}
+        return ("assistant", [thinking, {"type": "text", "text": "x"}], {})
+    if odd == "system":
+        return ("system", "Be terse from now on.", {})
+    if odd == "orphan" and shape == "openai":
+        return ("tool", "late result", {"tool_call_id": "gone"})
+    if odd == "orphan":
+        return ("user", [{"type": "tool_result", "tool_use_id": "gone", "content": "late"}], {})
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+    }
+    return ("user", [image, {"type": "text", "text": "see this"}], {})
+
+
 @st.composite
 def histories(draw: Callable[..., Any], counter: Any = FakeCounter()) -> list[Message]:
     """A random conversation in Anthropic or OpenAI shape, tool traffic included."""
@@ -146,32 +165,7 @@ def histories(draw: Callable[..., Any], counter: Any = FakeCounter()) -> list[Me
             continue
         if kind == "odd":
             odd = draw(st.sampled_from(["unknown_block", "system", "orphan", "image"]))
-            if odd == "unknown_block":
-                raw.append(
-                    (
-                        "assistant",
-                        [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "x"}],
-                        {},
-                    )
-                )
-            elif odd == "system":
-                raw.append(("system", "Be terse from now on.", {}))
-            elif odd == "orphan":
-                raw.append(
-                    ("tool", "late result", {"tool_call_id": "gone"})
-                    if shape == "openai"
-                    else (
-                        "user",
-                        [{"type": "tool_result", "tool_use_id": "gone", "content": "late"}],
-                        {},
-                    )
-                )
-            else:
-                image = {
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
-                }
-                raw.append(("user", [image, {"type": "text", "text": "see this"}], {}))
+            raw.append(_odd_message(odd, shape))
             continue
         width = draw(st.integers(min_value=1, max_value=4))
         ids = [f"call_{call_number + i}" for i in range(width)]

@@ -248,3 +248,26 @@ class TestLongTextCache:
             rounds = list(pool.map(lambda _: [counter.count_text(t) for t in texts], range(8)))
         assert all(counts == expected for counts in rounds)
         assert counter._long_counts.chars == sum(len(t) for t in counter._long_counts)
+
+
+# Long texts that start alike: words, long unbroken runs and blank runs, so pieces are cut
+# both at spaces and at the fixed width.
+_CHUNKS = st.sampled_from(["lorem ipsum ", "x" * 5000, " " * 300, "\n\n", "déjà vu, ", "42 "])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    head=st.lists(_CHUNKS, min_size=8, max_size=40),
+    cut=st.floats(0, 1),
+    tail=st.lists(_CHUNKS, max_size=12),
+)
+def test_a_text_that_starts_like_the_last_one_counts_as_a_fresh_counter_counts_it(
+    head: list[str], cut: float, tail: list[str]
+) -> None:
+    """The pieces of the last long text are reused only where they are the same pieces: the
+    count after it equals the count of a counter that never saw it."""
+    first = "".join(head) * 3
+    second = first[: int(len(first) * cut)] + "".join(tail) * 3
+    seen = TiktokenCounter(ENC)
+    seen.count_text(first)
+    assert seen.count_text(second) == TiktokenCounter(ENC).count_text(second)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from itertools import pairwise
 
-from app.summarizers.redact import words
+import app.summarizers.redact.words as words
 from app.summarizers.redact.base import Hit, compiled
 from app.summarizers.redact.values import (
     NAME_PARTS,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from app.summarizers.redact import patterns, words
+import app.summarizers.redact.patterns as patterns
+import app.summarizers.redact.words as words
 from app.summarizers.redact.base import compiled
 from app.summarizers.redact.values import (
     AWS_EXAMPLE,

@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 
-from app.summarizers.redact import patterns
+import app.summarizers.redact.patterns as patterns
 from app.summarizers.redact.base import Hit, compiled, regex
 
 _B64_NOISE = compiled(patterns.B64_NOISE)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.summarizers.redact import patterns, words
+import app.summarizers.redact.patterns as patterns
+import app.summarizers.redact.words as words
 from app.summarizers.redact.base import Hit, compiled
 from app.summarizers.redact.encoded import b64decode
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from app.summarizers.redact import assignments, credentials, encoded, keys, patterns
+import app.summarizers.redact.assignments as assignments
+import app.summarizers.redact.credentials as credentials
+import app.summarizers.redact.encoded as encoded
+import app.summarizers.redact.keys as keys
+import app.summarizers.redact.patterns as patterns
 from app.summarizers.redact.base import Accept, Finder, Hit, Rule, regex
 
 _P = patterns.RULE_PATTERNS

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from app.summarizers.redact import patterns, words
+import app.summarizers.redact.patterns as patterns
+import app.summarizers.redact.words as words
 from app.summarizers.redact.base import compiled
 
 # Random base64/base62 secrets score ≈ 4.5–6 bits per character; English words and
