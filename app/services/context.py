@@ -1,12 +1,9 @@
 """ContextAssembler: load → assemble → fold → re-assemble → record, for GET …/context and
 POST …/summarize.
 
-Loading stays flat in the session's length: the engine needs only the messages after the
-summary (`seq > summary_through_seq`) and the pinned first user message, both read on the
-(session_id, seq) index with stored token counts (never re-counted). `messages_total` comes
-from the gap-free seq counter (`last_seq − cleared_through_seq`). `explain=true` also lists
-the messages the summary covers: read as id, seq and tokens only, and never given to the
-engine, so an explained context of a long session costs one narrow index read more.
+The reads are app/services/context_load.py's (`SnapshotLoader`, `Snapshot`); when to fold is
+app/engine/fold_policy.py's `decide`; this module acts on the decision and records what it
+served.
 
 No transaction is held across the summarizer: each read and write is its own short unit of
 work on `app.state.sessionmaker`, and the fold itself is coordinated by `FoldCoordinator`
@@ -25,39 +22,25 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.context_settings import ContextSettings, resolve_settings
-from app.core.db import read_scope, session_scope
+from app.core.db import session_scope
 from app.core.errors import UnknownModel
 from app.core.logging import get_logger, log_event
-from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
 from app.core.tracing import span
 from app.engine.assemble import AssemblyInput, AssemblyResult, Mode, assemble
 from app.engine.budget import estimate_limit, summary_share
-from app.engine.calibration import Calibration
 from app.engine.fold_policy import FoldDecision, FoldState, decide
-from app.engine.render import Format
 from app.engine.state import PlanMode
-from app.engine.types import Message
-from app.engine.units import first_user_message, is_user_turn, media_recounted
-from app.models import Session
+from app.engine.units import first_user_message, media_recounted
 from app.repositories.context import (
-    MAX_PINNED_PAGE,
-    PINNED_PAGE,
     ContextRepository,
-    Covered,
-    SessionVersion,
-    session_version,
 )
 from app.repositories.context_rows import (
-    ContextReads,
     DriverSnapshot,
-    NotInSnapshot,
-    TooLongForTheLoop,
 )
-from app.schemas.common import SummaryState
 from app.schemas.context import CacheUsage
 from app.services.background_folds import BackgroundFolds, fold_policy
+from app.services.context_load import ContextOptions, Snapshot, SnapshotLoader
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     PromptRecords,
@@ -67,7 +50,6 @@ from app.services.prompt_cache import (
     served_record,
     settings_fingerprint,
 )
-from app.services.sessions import stored_summary
 from app.summarizers.factory import resolve_strategy
 from app.tokens.counter import counter_for
 from app.tokens.registry import ModelInfo, ModelRegistry
@@ -95,54 +77,6 @@ MIN_SUMMARY_TOKENS = 16
 # stays within a few ms even when every token must be counted again (~0.2 µs a token).
 INLINE_MAX_MESSAGES = 64
 INLINE_MAX_TOKENS = 16_000
-
-
-@dataclass(frozen=True, slots=True)
-class ContextOptions:
-    model: str | None = None
-    max_tokens: int | None = None
-    format: Format = "anthropic"
-    mode: Mode = "auto"
-    explain: bool = False
-    overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
-    focus: str | None = None
-    trigger: str | None = None  # history-row trigger; default from the mode
-    record_served: bool = True  # remember the estimate for POST …/usage (not for a manual fold)
-    dry_run: bool = False  # the fold this request would make, computed and never stored
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What one short read transaction saw."""
-
-    pk: int
-    external_id: str
-    session_model: str
-    system_prompt: str | None
-    tools: tuple[dict[str, Any], ...] | None
-    context_settings: ContextSettings
-    summary: SummaryState
-    """The session's summary; version 0 (text None) before the first fold."""
-    messages_total: int
-    messages: tuple[Message, ...]
-    calibration: Calibration | None
-    last_served: dict[str, Any]
-    version: SessionVersion  # validates a cached response (app/services/response_cache.py)
-    removed: int  # messages removed after the clear marker (DELETE …/messages/last)
-    explain: bool
-    covered: tuple[Covered, ...] = ()
-    """With explain: the messages after the clear marker the summary covers (the pinned one
-    too, which `messages` holds as well)."""
-
-    @property
-    def summary_read(self) -> SummaryState | None:
-        """The wire `summary`: null before the first fold."""
-        return self.summary if self.summary.version else None
-
-    @property
-    def ratio(self) -> float:
-        """The calibration ratio of the model's family (1.0 before any usage report)."""
-        return self.calibration.ratio if self.calibration else 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,22 +125,6 @@ def _small(snapshot: Snapshot) -> bool:
     return tokens <= INLINE_MAX_TOKENS
 
 
-def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | None = None) -> bool:
-    """Whether `row` is `base`'s session with only appends since: the same summary, clear
-    marker and removals, and (the pinned message is in `base.messages`) the same `pin`
-    setting (None: not known yet)."""
-    return (
-        base is not None
-        and base.pk == row.pk
-        and base.explain == explain
-        and base.summary.version == row.summary_version
-        and base.version.cleared_through_seq == row.cleared_through_seq
-        and base.removed == row.live_removed
-        and base.version.last_seq <= row.last_seq
-        and pin in (None, base.context_settings.pin_first_message)
-    )
-
-
 def _stored_tokens(snapshot: Snapshot, result: AssemblyResult) -> int:
     """The context's size before pruning or folding: system prompt, tools, the summary and
     every live message at its stored count."""
@@ -246,7 +164,7 @@ class ContextAssembler:
         With `background` (app/services/background_folds.py), folds that `summarize=auto`
         asks for run beside the requests; without it, in them."""
         self.background = background
-        self.driver_snapshot = driver_snapshot
+        self.loader = SnapshotLoader(sessionmaker, tenant, settings, registry, driver_snapshot)
         self.records = records if records is not None else PromptRecords()
         self.sessionmaker = sessionmaker
         self.tenant = tenant
@@ -266,7 +184,7 @@ class ContextAssembler:
         mode, fold, folded, dry_run = options.mode, None, 0, DryRunFold("none")
         in_memory: Snapshot | None = None
         for round_number in range(1, MAX_FOLD_ROUNDS + 1):
-            snapshot = in_memory or await self._load(session_id, options, base)
+            snapshot = in_memory or await self.loader.load(session_id, options, base)
             base = snapshot
             info = self.registry.get(options.model or snapshot.session_model)
             recorded = snapshot.last_served.get(options.model or snapshot.session_model)
@@ -474,95 +392,6 @@ class ContextAssembler:
         return FoldCoordinator(
             self.sessionmaker, self.settings, counter_for(info), self.summarizer_factory
         )
-
-    async def _load(
-        self, session_id: str, options: ContextOptions, base: Snapshot | None = None
-    ) -> Snapshot:
-        # The same reads through the driver itself; explain's covered rows go the ORM's way.
-        if self.driver_snapshot is not None and not options.explain:
-            after = base.version.last_seq if base is not None else 0
-            try:
-                async with self.driver_snapshot(after) as reads:
-                    row, calibrations = await reads.session_for_context(self.tenant, session_id)
-                    floor = max(row.summary_through_seq, row.cleared_through_seq)
-                    if _extends(base, row, options.explain):
-                        floor = max(floor, after)
-                    if reads.takes(row.last_seq - floor):
-                        return await self._snapshot(reads, row, calibrations, options, base)
-            except (TooLongForTheLoop, NotInSnapshot):
-                pass
-        async with read_scope(self.sessionmaker) as db:
-            repo = ContextRepository(db)
-            row, calibrations = await repo.session_for_context(self.tenant, session_id)
-            return await self._snapshot(repo, row, calibrations, options, base)
-
-    async def _snapshot(
-        self,
-        repo: ContextReads,
-        row: Session,
-        calibrations: dict[str, Calibration],
-        options: ContextOptions,
-        base: Snapshot | None,
-    ) -> Snapshot:
-        info = self.registry.get(options.model or row.model)
-        context_settings = resolve_settings(self.settings, row.settings, options.overrides)
-        pin = context_settings.pin_first_message
-        if base is not None and _extends(base, row, options.explain, pin):
-            # Only appends since `base`: its messages, then the new ones (one indexed read).
-            new = await repo.messages_after(row.pk, base.version.last_seq)
-            messages, covered = [*base.messages, *new], base.covered
-            CONTEXT_LOADS.labels("appended").inc()
-        else:
-            messages = await self._messages(repo, row, context_settings)
-            covered = ()
-            if options.explain:  # never read through the driver (`_load`)
-                assert isinstance(repo, ContextRepository)
-                floor = max(row.summary_through_seq, row.cleared_through_seq)
-                covered = tuple(await repo.covered(row.pk, row.cleared_through_seq, floor))
-            CONTEXT_LOADS.labels("full").inc()
-        calibration = calibrations.get(info.family)
-        return Snapshot(
-            pk=row.pk,
-            external_id=row.external_id,
-            session_model=row.model,
-            system_prompt=row.system_prompt,
-            tools=tuple(row.tools) if row.tools else None,
-            context_settings=context_settings,
-            summary=stored_summary(row),
-            messages_total=row.last_seq - row.cleared_through_seq - row.live_removed,
-            messages=tuple(messages),
-            calibration=calibration,
-            last_served=dict(row.last_context or {}),
-            version=session_version(row),
-            removed=row.live_removed,
-            explain=options.explain,
-            covered=covered,
-        )
-
-    @staticmethod
-    async def _messages(
-        repo: ContextReads, row: Session, settings: ContextSettings
-    ) -> list[Message]:
-        """The messages the engine needs: those after the summary, and the pinned one."""
-        floor = max(row.summary_through_seq, row.cleared_through_seq)
-        live = await repo.messages_after(row.pk, floor)
-        if not settings.pin_first_message or floor <= row.cleared_through_seq:
-            return live
-        pinned = await ContextAssembler._pinned(repo, row, floor)
-        return [pinned, *live] if pinned else live
-
-    @staticmethod
-    async def _pinned(repo: ContextReads, row: Session, floor: int) -> Message | None:
-        """The first pinnable user message the summary covers, or None."""
-        cursor, limit = row.cleared_through_seq, PINNED_PAGE
-        while page := await repo.user_messages_page(
-            row.pk, after_seq=cursor, through_seq=floor, limit=limit
-        ):
-            for candidate in page:
-                if is_user_turn(candidate):
-                    return candidate
-            cursor, limit = page[-1].seq, min(2 * limit, MAX_PINNED_PAGE)
-        return None
 
     @staticmethod
     def _fold_job(

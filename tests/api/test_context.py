@@ -187,10 +187,10 @@ class TestLoading:
             app.state.sessionmaker, "default", app.state.settings, app.state.registry,
             recorder.factory,
         )  # fmt: skip
-        snapshot = await assembler._load("s", ContextOptions(max_tokens=BUDGET))
+        snapshot = await assembler.loader.load("s", ContextOptions(max_tokens=BUDGET))
         assert [m.seq for m in snapshot.messages] == [1, *range(through + 1, 41)]
         assert snapshot.messages_total == 40
-        explained = await assembler._load("s", ContextOptions(explain=True))
+        explained = await assembler.loader.load("s", ContextOptions(explain=True))
         assert explained.messages == snapshot.messages  # the covered ones: no content read
         assert [c.seq for c in explained.covered] == list(range(1, through + 1))
 
@@ -207,7 +207,7 @@ class TestLoading:
             app.state.sessionmaker, "default", app.state.settings, app.state.registry,
             recorder.factory,
         )  # fmt: skip
-        snapshot = await assembler._load("s", ContextOptions(max_tokens=BUDGET))
+        snapshot = await assembler.loader.load("s", ContextOptions(max_tokens=BUDGET))
         assert snapshot.messages[0].seq == 41
 
     async def test_folds_are_counted_in_metrics(

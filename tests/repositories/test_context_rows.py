@@ -68,16 +68,16 @@ async def test_the_driver_snapshot_equals_the_orm_snapshot(
     await append(client, "s", {"role": "assistant", "content": [{"type": "text", "text": "β 🙂"}]})
     driver, orm = _assemblers(app, recorder)
     for options in OPTIONS:  # before any fold
-        assert await driver._load("s", options) == await orm._load("s", options)
+        assert await driver.loader.load("s", options) == await orm.loader.load("s", options)
     assert (await client.get("/sessions/s/context", params={"max_tokens": 1200})).status_code == 200
     assert (await client.post("/sessions/s/usage", json={"input_tokens": 900})).status_code == 200
     patched = await client.patch("/sessions/s", json={"settings": {"keep_recent": 3}})
     assert patched.status_code == 200
     for options in OPTIONS:  # folded, calibrated, served, patched
-        snapshot = await driver._load("s", options)
-        assert snapshot == await orm._load("s", options)
+        snapshot = await driver.loader.load("s", options)
+        assert snapshot == await orm.loader.load("s", options)
     assert snapshot.summary.version and snapshot.last_served
-    assert (await driver._load("s", OPTIONS[0])).calibration is not None
+    assert (await driver.loader.load("s", OPTIONS[0])).calibration is not None
 
 
 async def test_every_path_decodes_rows_as_the_orm_does(
@@ -119,7 +119,7 @@ async def test_every_path_decodes_rows_as_the_orm_does(
     for field in SESSION_FIELDS:
         assert getattr(row, field.key) == getattr(orm_session, field.key), field.key
     driver, _ = _assemblers(app, recorder)
-    snapshot = await driver._load("s", ContextOptions(max_tokens=100_000, explain=True))
+    snapshot = await driver.loader.load("s", ContextOptions(max_tokens=100_000, explain=True))
     assert list(snapshot.messages) == [stored_message(m) for m in stored]
     assert snapshot.messages[1].content == '"quoted" and \\ escaped \u2028 β 🙂'
     async with app.state.engine.connect() as connection:
@@ -149,20 +149,22 @@ async def test_a_long_or_large_sqlite_read_goes_through_the_engine(
         return await read(self, pk, after)
 
     monkeypatch.setattr(context_rows._SqliteReads, "messages_after", counted)
-    assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])
+    assert await driver.loader.load("s", OPTIONS[0]) == await orm.loader.load("s", OPTIONS[0])
     if app.state.engine.dialect.name == "sqlite":
         assert calls == []  # 12 rows > 5: not read on the loop
     monkeypatch.setattr(context_rows, "MAX_LOOP_ROWS", 400)
     monkeypatch.setattr(context_rows, "MAX_LOOP_BYTES", 2000)  # a few messages' worth
-    assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])
+    assert await driver.loader.load("s", OPTIONS[0]) == await orm.loader.load("s", OPTIONS[0])
     if app.state.engine.dialect.name == "sqlite":
         assert len(calls) == 1  # begun on the loop, given up past the bytes, read again
     read_on_the_loop = len(calls)
-    assert await driver._load("s", OPTIONS[1]) == await orm._load("s", OPTIONS[1])
+    assert await driver.loader.load("s", OPTIONS[1]) == await orm.loader.load("s", OPTIONS[1])
     assert len(calls) == read_on_the_loop  # an explained context is read by the ORM
     with pytest.raises(SessionNotFound):
-        await driver._load("nope", OPTIONS[0])
-    assert await driver._load("s", OPTIONS[0]) == await orm._load("s", OPTIONS[0])  # reusable
+        await driver.loader.load("nope", OPTIONS[0])
+    assert await driver.loader.load("s", OPTIONS[0]) == await orm.loader.load(
+        "s", OPTIONS[0]
+    )  # reusable
 
 
 async def test_pinned_candidates_past_the_postgres_statement_read_again_in_a_transaction(
@@ -181,8 +183,8 @@ async def test_pinned_candidates_past_the_postgres_statement_read_again_in_a_tra
     # The statement's page holds only the first two user messages (tool results, unpinnable).
     monkeypatch.setattr(context_rows, "PINNED_PAGE", 2)
     driver, orm = _assemblers(app, recorder)
-    snapshot = await driver._load("s", OPTIONS[0])
-    assert snapshot == await orm._load("s", OPTIONS[0])
+    snapshot = await driver.loader.load("s", OPTIONS[0])
+    assert snapshot == await orm.loader.load("s", OPTIONS[0])
     assert snapshot.summary.version and snapshot.messages[0].content == "the task"
 
 
@@ -209,16 +211,16 @@ async def test_a_snapshot_built_on_an_earlier_one_equals_a_full_read(
     await create_session(client, id="s")
     await append(client, "s", user("the task"), *turns(6))
     driver, orm = _assemblers(app, recorder)
-    bases = [await driver._load("s", options) for options in OPTIONS]
+    bases = [await driver.loader.load("s", options) for options in OPTIONS]
 
     async def check(*changes: tuple[str, str, dict[str, Any]]) -> None:
         for method, path, kwargs in changes:
             response = await client.request(method, f"/sessions/s{path}", **kwargs)
             assert response.status_code < 300, response.text
         for index, options in enumerate(OPTIONS):
-            full = await orm._load("s", options)
+            full = await orm.loader.load("s", options)
             for assembler in (driver, orm):
-                assert await assembler._load("s", options, bases[index]) == full
+                assert await assembler.loader.load("s", options, bases[index]) == full
             bases[index] = full
 
     await check(("POST", "/messages", {"json": {"messages": turns(3, start=6)}}))

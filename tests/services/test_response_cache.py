@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from app.core.settings import Settings
 from app.main import create_app
-from app.services.context import ContextAssembler, ContextOptions, Snapshot
+from app.services.context import ContextOptions, Snapshot
+from app.services.context_load import SnapshotLoader
 from app.services.response_cache import ENTRY_OVERHEAD, Entry, ResponseCache, Stamp, cache_key
 from tests.support.apps import MakeClient, make_settings
 from tests.support.factories import (
@@ -151,22 +152,22 @@ class TestAcrossReplicas:
         self, worlds: Worlds, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         await worlds.both("POST", "/sessions/s/messages", json={"messages": turns(2)})
-        load = ContextAssembler._load
+        load = SnapshotLoader.load
         raced: list[bool] = []
 
         async def load_then_race(
-            assembler: ContextAssembler,
+            loader: SnapshotLoader,
             session_id: str,
             options: ContextOptions,
             base: Snapshot | None,
         ) -> Snapshot:
-            snapshot = await load(assembler, session_id, options, base)
+            snapshot = await load(loader, session_id, options, base)
             if not raced:  # B appends after A read its snapshot, before A stores the body
                 raced.append(True)
                 await append(worlds.b, "s", user("The racing message"))
             return snapshot
 
-        monkeypatch.setattr(ContextAssembler, "_load", load_then_race)
+        monkeypatch.setattr(SnapshotLoader, "load", load_then_race)
         first = await worlds.a.get("/sessions/s/context")
         assert b"The racing message" not in first.content
         hits = worlds.cache.hits
