@@ -111,24 +111,17 @@ def _extends(base: Snapshot | None, row: Session, explain: bool, pin: bool | Non
     )
 
 
+@dataclass(frozen=True, slots=True)
 class SnapshotLoader:
     """Reads snapshots for one tenant: through the database driver when `driver_snapshot`
     (app/repositories/context_rows.py) is given and the read is short, else through
     SQLAlchemy."""
 
-    def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        tenant: str,
-        settings: Settings,
-        registry: ModelRegistry,
-        driver_snapshot: DriverSnapshot | None,
-    ) -> None:
-        self.sessionmaker = sessionmaker
-        self.tenant = tenant
-        self.settings = settings
-        self.registry = registry
-        self.driver_snapshot = driver_snapshot
+    sessionmaker: async_sessionmaker[AsyncSession]
+    tenant: str
+    settings: Settings
+    registry: ModelRegistry
+    driver_snapshot: DriverSnapshot | None
 
     async def load(
         self, session_id: str, options: ContextOptions, base: Snapshot | None = None
