@@ -29,7 +29,7 @@ from app.engine.types import Message
 from app.services.summarize_context import default_counter, to_messages
 from app.summarizers.base import SummaryRequest, SummaryResult
 from app.summarizers.hybrid import HybridSummarizer
-from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.llm import LLMSummarizer
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.tools import parse_arguments
 from app.tokens.base import TokenCounter
@@ -118,7 +118,7 @@ class Results:
     input_tokens: dict[str, int]  # group → transcript tokens
 
 
-class _FakeLLM(AnthropicSummarizer):
+class _FakeLLM(LLMSummarizer):
     """The narrative side of `hybrid` without a network: one fixed sentence."""
 
     def __init__(self, counter: TokenCounter) -> None:

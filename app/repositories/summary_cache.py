@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import SummaryCacheEntry
-from app.summarizers.base import Method, SummaryResult
+from app.summarizers.base import Method, ModelUsage, SummaryResult
 
 
 class DbSummaryCache:
@@ -33,8 +33,7 @@ class DbSummaryCache:
             tokens=row.tokens,
             method=method,
             model=row.model,
-            tokens_in=row.tokens_in,
-            tokens_out=row.tokens_out,
+            usage=ModelUsage(input_tokens=row.tokens_in, output_tokens=row.tokens_out),
         )
 
     async def put(self, key: str, result: SummaryResult) -> None:

@@ -3,12 +3,55 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 from app.engine.types import Message
 
 Method = Literal["rule", "llm", "hybrid", "fallback"]
+# fresh: a prompt of its own; cached_prefix: the last served context, then the instruction.
+PromptKind = Literal["fresh", "cached_prefix"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """What a model call was billed for, in the provider's tokens. `input_tokens` are the
+    ones at the full price: cache reads and writes are counted apart, as providers bill them."""
+
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: ModelUsage) -> ModelUsage:
+        return ModelUsage(
+            self.input_tokens + other.input_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def tokens_in(self) -> int:
+        """Every input token, whatever its price."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class CachedPrefix:
+    """The context last served for the conversation's model, as it was sent (system blocks,
+    tools, messages and cache markers, in `format`), and where the span to fold ends in it:
+    a fold request that repeats it is billed at the provider's cache-read price."""
+
+    format: str  # anthropic | openai | openai_responses | gemini
+    model: str
+    system: str | list[dict[str, Any]] | None
+    messages: Sequence[dict[str, Any]]
+    tools: Sequence[dict[str, Any]] | None
+    keep_last: int
+    """Messages at the end of `messages` that stay in the context verbatim (after the span)."""
+    span_end: str
+    """The start of the span's last message, as the model reads it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +61,8 @@ class SummaryRequest:
     max_summary_tokens: int
     focus: str | None = None  # user instructions: what the summary must keep
     task_pinned: bool = False  # the first user message is sent verbatim beside the summary
+    prefix: CachedPrefix | None = None  # fold on it when the summarizer speaks its format
+    prefix_note: str | None = None  # why there is none, when the span was never served
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,10 +71,19 @@ class SummaryResult:
     tokens: int
     method: Method
     model: str | None = None
-    tokens_in: int = 0  # summarizer (LLM) usage; 0 for rule
-    tokens_out: int = 0
+    usage: ModelUsage = field(default_factory=ModelUsage)  # the LLM's; nothing for rule
     fallback: str | None = None  # why the LLM was not used, when it was asked
     cached: bool = False
+    prompt: PromptKind | None = None  # how the LLM was asked (None: it was not)
+    prompt_note: str | None = None  # why a fresh prompt, when a cached prefix was not used
+
+    @property
+    def tokens_in(self) -> int:
+        return self.usage.tokens_in
+
+    @property
+    def tokens_out(self) -> int:
+        return self.usage.output_tokens
 
 
 class Summarizer(Protocol):

@@ -23,7 +23,8 @@ import anthropic
 from app.core.settings import Settings
 from app.summarizers.base import Method, Summarizer, SummaryCache, SummaryRequest, SummaryResult
 from app.summarizers.hybrid import HybridSummarizer
-from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.llm import LLMSummarizer
+from app.summarizers.models.anthropic import AnthropicModel
 from app.summarizers.rule import RuleSummarizer
 from app.summarizers.summary_cache import CachingSummarizer
 from app.tokens.base import TokenCounter
@@ -89,7 +90,8 @@ def build_summarizer(
         return _WithoutKey(rule, "fallback")
     if client is None:
         raise ValueError(f"strategy {concrete!r} needs an Anthropic client")
-    llm = AnthropicSummarizer(settings=settings, counter=counter, client=client)
+    model = AnthropicModel(client, settings.summary_model)
+    llm = LLMSummarizer(settings=settings, counter=counter, model=model)
     summarizer: Summarizer = llm if concrete == "llm" else HybridSummarizer(llm, counter)
     if cache is not None:
         summarizer = CachingSummarizer(summarizer, cache, strategy=concrete, model=llm.model)

@@ -9,9 +9,10 @@ gets the rest. If the LLM fails, the whole fold falls back to `rule`, like `llm`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from app.summarizers.base import SummaryRequest, SummaryResult
-from app.summarizers.llm import AnthropicSummarizer, Usage, rule_fallback
+from app.summarizers.llm import LLMSummarizer, rule_fallback
 from app.summarizers.rule import rule_summary, truncate_to_tokens
 from app.summarizers.rule.facts import Kind
 from app.tokens.base import TokenCounter
@@ -41,7 +42,7 @@ def split_hybrid(summary: str | None) -> tuple[str | None, str | None]:
 
 
 class HybridSummarizer:
-    def __init__(self, llm: AnthropicSummarizer, counter: TokenCounter) -> None:
+    def __init__(self, llm: LLMSummarizer, counter: TokenCounter) -> None:
         self.llm = llm
         self.counter = counter
 
@@ -66,21 +67,17 @@ class HybridSummarizer:
             previous_summary=previous_narrative,
             max_summary_tokens=narrative_budget,
             focus=request.focus,
+            prefix=request.prefix,
+            prefix_note=request.prefix_note,
         )
         narrative = await self.llm.summarize(narrative_request)
         if narrative.method == "fallback":
-            usage = Usage(narrative.tokens_in, narrative.tokens_out)
             reason = narrative.fallback or "llm unavailable"
             return await asyncio.to_thread(
-                rule_fallback, request, self.counter, reason, narrative.model, usage
+                rule_fallback, request, self.counter, reason, narrative.model, narrative.usage
             )
         body = f"{facts}\n{NARRATIVE_HEADER}\n{narrative.text}" if facts else narrative.text
         text = truncate_to_tokens(body, request.max_summary_tokens, self.counter)
-        return SummaryResult(
-            text=text,
-            tokens=self.counter.count_text(text),
-            method="hybrid",
-            model=narrative.model,
-            tokens_in=narrative.tokens_in,
-            tokens_out=narrative.tokens_out,
+        return dataclasses.replace(
+            narrative, text=text, tokens=self.counter.count_text(text), method="hybrid"
         )

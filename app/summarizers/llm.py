@@ -1,26 +1,36 @@
-"""`llm`: fold with an Anthropic model; on any failure the rule summarizer answers instead.
+"""`llm`: fold with any model behind `SummaryModel` (app/summarizers/models/); on any failure
+the rule summarizer answers instead.
 
 The whole fold — every chunk, every SDK retry, every `retry-after` wait — runs under one
-deadline (`summary_timeout_s`, asyncio.timeout): the SDK honours `retry-after` with no upper
-bound, so its own timeout alone could stall a request for an hour. Retries are kept low
+deadline (`summary_timeout_s`, asyncio.timeout): the SDKs honour `retry-after` with no upper
+bound, so their own timeout alone could stall a request for an hour. Retries are kept low
 (`summary_max_retries`). If any chunk fails, the whole request falls back to `rule` over all of
 its messages, so a result always covers exactly the messages it was given.
+
+Two prompts (SPEC §13): with a cached prefix in a format the model's API speaks, one request
+repeats the last served context and asks for the fold as its last user turn (no chunking: that
+context fitted the model's window); otherwise a fresh prompt carries the previous summary and
+the redacted transcript, chunked when long. The reply is checked and fitted the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
-import anthropic
+from dataclasses import dataclass, field
 
 from app.core.settings import Settings
 from app.engine.types import Message
-from app.summarizers.base import SummaryRequest, SummaryResult
+from app.summarizers.base import (
+    CachedPrefix,
+    ModelUsage,
+    PromptKind,
+    SummaryRequest,
+    SummaryResult,
+)
 from app.summarizers.chunking import chunk_budget, plan_chunks
-from app.summarizers.prompts import SYSTEM_PROMPT, build_prompt, render_transcript
+from app.summarizers.models.base import InvalidReply, Reply, SummaryModel
+from app.summarizers.prompts import Instructions, render_transcript
 from app.summarizers.redact import redact, redact_messages
 from app.summarizers.rule import rule_summary, said_lines
 from app.tokens.base import TokenCounter
@@ -29,46 +39,35 @@ from app.tokens.base import TokenCounter
 REFUSAL_OPENINGS = ("i can't", "i cannot", "i'm sorry", "i am sorry", "i won't", "as an ai")
 
 
-class InvalidReply(Exception):
-    """The model answered, but not with a usable summary."""
-
-
 @dataclass(slots=True)
-class Usage:
-    tokens_in: int = 0
-    tokens_out: int = 0
+class Spent:
+    """Usage of the calls a fold made so far (a failed fold still reports what it cost)."""
+
+    usage: ModelUsage = field(default_factory=ModelUsage)
 
 
-def describe_error(exc: BaseException) -> str:
-    """A short, human-readable fallback reason, e.g. "anthropic 429 rate_limit_error"."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        return "anthropic request timed out"
-    if isinstance(exc, anthropic.APIConnectionError):
-        return "anthropic connection error"
-    if isinstance(exc, anthropic.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
-        kind = error.get("type") if isinstance(error, dict) else None
-        return f"anthropic {exc.status_code} {kind or 'error'}"
-    if isinstance(exc, InvalidReply):
-        return f"invalid reply: {exc}"
-    return f"malformed response ({type(exc).__name__})"
+@dataclass(frozen=True, slots=True)
+class _Folded:
+    text: str
+    prompt: PromptKind
+    note: str | None
 
 
-class AnthropicSummarizer:
+class LLMSummarizer:
     def __init__(
         self,
         *,
         settings: Settings,
         counter: TokenCounter,
-        client: anthropic.AsyncAnthropic,
-        model: str | None = None,
+        model: SummaryModel,
+        instructions: Instructions | None = None,
     ) -> None:
-        """`client` is opened and closed by its owner (app.summarizers.factory.open_summarizer)."""
+        """`model` is opened and closed by its owner (app.summarizers.factory.open_summarizer)."""
         self.settings = settings
         self.counter = counter
-        self.client = client
-        self.model = model or settings.summary_model
+        self.llm = model
+        self.model = model.model
+        self.instructions = instructions or Instructions()
         self.deadline = settings.summary_timeout_s
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
@@ -77,25 +76,57 @@ class AnthropicSummarizer:
                 rule_summary, [], request.previous_summary, request.max_summary_tokens, self.counter
             )
             return SummaryResult(text=text, tokens=self.counter.count_text(text), method="rule")
-        usage = Usage()
+        spent = Spent()
         try:
             async with asyncio.timeout(self.deadline):
-                text = await self._fold(request, usage)
+                folded = await self._fold(request, spent)
         except TimeoutError:
-            return await self._fallback(request, f"timeout after {self.deadline}s", usage)
+            return await self._fallback(request, f"timeout after {self.deadline}s", spent)
         except Exception as exc:  # every failure class becomes a fallback, never an error
-            return await self._fallback(request, describe_error(exc), usage)
-        text = await asyncio.to_thread(self._fit, text, request.max_summary_tokens)
+            return await self._fallback(request, self.describe_error(exc), spent)
+        text = await asyncio.to_thread(self._fit, folded.text, request.max_summary_tokens)
         return SummaryResult(
             text=text,
             tokens=self.counter.count_text(text),
             method="llm",
             model=self.model,
-            tokens_in=usage.tokens_in,
-            tokens_out=usage.tokens_out,
+            usage=spent.usage,
+            prompt=folded.prompt,
+            prompt_note=folded.note,
         )
 
-    async def _fold(self, request: SummaryRequest, usage: Usage) -> str:
+    def describe_error(self, exc: BaseException) -> str:
+        """A short, human-readable fallback reason, e.g. "anthropic 429 rate_limit_error"."""
+        if isinstance(exc, InvalidReply):
+            return f"invalid reply: {exc}"
+        return self.llm.describe_error(exc) or f"malformed response ({type(exc).__name__})"
+
+    async def _fold(self, request: SummaryRequest, spent: Spent) -> _Folded:
+        prefix = request.prefix
+        if prefix is not None and prefix.format in self.llm.formats:
+            return _Folded(await self._on_prefix(prefix, request, spent), "cached_prefix", None)
+        note = request.prefix_note
+        if prefix is not None:
+            served, speaks = prefix.format, self.llm.provider
+            note = f"the context was served as {served}; the summarizer speaks {speaks}"
+        return _Folded(await self._fresh(request, spent), "fresh", note)
+
+    async def _on_prefix(self, prefix: CachedPrefix, request: SummaryRequest, spent: Spent) -> str:
+        """One request: the served context as sent, then the instruction. The prefix is sent
+        as the client sent it to the same provider (redacting it would change its bytes and
+        miss the cache); the reply is redacted like any other."""
+        focus = redact(request.focus) if request.focus else None
+        instruction = self.instructions.on_prefix(
+            prefix.keep_last, prefix.span_end, focus, request.max_summary_tokens
+        )
+        prompt = self.llm.on_prefix(prefix, instruction)
+        reply = await self.llm.complete(prompt, request.max_summary_tokens)
+        spent.usage += reply.usage
+        read = sum(m.tokens for m in request.messages)
+        read += self.counter.count_text(request.previous_summary or "")
+        return self._validate(reply, read)
+
+    async def _fresh(self, request: SummaryRequest, spent: Spent) -> str:
         budget = chunk_budget(self.settings.summary_input_tokens, request.max_summary_tokens)
         # Reading the transcript is CPU work over the whole request: worker threads do it.
         # Messages are redacted before chunking: a message too large for one call is cut to
@@ -106,33 +137,25 @@ class AnthropicSummarizer:
         chunks = await asyncio.to_thread(plan_chunks, messages, budget, self.counter)
         for chunk in chunks or [[]]:
             transcript = await asyncio.to_thread(_redacted_transcript, chunk)
-            summary = await self._call(summary, transcript, request, usage)
+            summary = await self._call(summary, transcript, request, spent)
         assert summary is not None
         return summary
 
     async def _call(
-        self, previous: str | None, transcript: str, request: SummaryRequest, usage: Usage
+        self, previous: str | None, transcript: str, request: SummaryRequest, spent: Spent
     ) -> str:
         focus = redact(request.focus) if request.focus else None
-        prompt = build_prompt(previous, transcript, focus, request.max_summary_tokens)
-        response = await self.client.messages.create(
-            model=self.model,
-            max_tokens=request.max_summary_tokens,
-            system=SYSTEM_PROMPT,
-            messages=[{"role": "user", "content": prompt}],
-        )
-        usage.tokens_in += response.usage.input_tokens
-        usage.tokens_out += response.usage.output_tokens
-        input_tokens = self.counter.count_text(previous or "") + self.counter.count_text(transcript)
-        return self._validate(response, input_tokens)
+        text = self.instructions.fresh(previous, transcript, focus, request.max_summary_tokens)
+        prompt = self.llm.fresh(self.instructions.system, text)
+        reply = await self.llm.complete(prompt, request.max_summary_tokens)
+        spent.usage += reply.usage
+        read = self.counter.count_text(previous or "") + self.counter.count_text(transcript)
+        return self._validate(reply, read)
 
-    def _validate(self, response: Any, input_tokens: int) -> str:
-        if response.stop_reason == "refusal":
+    def _validate(self, reply: Reply, input_tokens: int) -> str:
+        if reply.refused:
             raise InvalidReply("model refused")
-        texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
-        if not texts:
-            raise InvalidReply("no text in reply")
-        text = redact("\n".join(texts).strip())
+        text = redact(reply.text.strip())
         if not text:
             raise InvalidReply("empty reply")
         if text.lower().startswith(REFUSAL_OPENINGS):
@@ -148,9 +171,9 @@ class AnthropicSummarizer:
             return text
         return rule_summary([], text, budget, self.counter)
 
-    async def _fallback(self, request: SummaryRequest, reason: str, usage: Usage) -> SummaryResult:
+    async def _fallback(self, request: SummaryRequest, reason: str, spent: Spent) -> SummaryResult:
         return await asyncio.to_thread(
-            rule_fallback, request, self.counter, reason, self.model, usage
+            rule_fallback, request, self.counter, reason, self.model, spent.usage
         )
 
 
@@ -163,7 +186,11 @@ def _redacted_transcript(chunk: Sequence[Message]) -> str:
 
 
 def rule_fallback(
-    request: SummaryRequest, counter: TokenCounter, reason: str, model: str | None, usage: Usage
+    request: SummaryRequest,
+    counter: TokenCounter,
+    reason: str,
+    model: str | None,
+    usage: ModelUsage,
 ) -> SummaryResult:
     """The `rule` summary of the whole request, reported as a fallback with its reason."""
     text = rule_summary(
@@ -178,7 +205,6 @@ def rule_fallback(
         tokens=counter.count_text(text),
         method="fallback",
         model=model,
-        tokens_in=usage.tokens_in,
-        tokens_out=usage.tokens_out,
+        usage=usage,
         fallback=reason,
     )

@@ -7,6 +7,7 @@ prompt never serves summaries written under the old one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from app.engine.text import message_text
 from app.engine.types import Message
@@ -68,3 +69,56 @@ def build_prompt(
         "dropping open errors, user constraints and decisions."
     )
     return "\n\n".join(parts)
+
+
+PREFIX_INSTRUCTION = """\
+Pause the task: this turn is not for the user. The oldest part of the conversation above is \
+about to leave your context, and a running summary will stand in for it. Write that summary.
+
+- Cover everything up to and including the message that begins: «{span_end}». {kept}
+- If the context shows an earlier conversation summary, merge it with those messages into ONE \
+updated summary; keep every fact from it that is still true, and the newer fact when two \
+disagree.
+- Quote identifiers, file paths, commands and error messages exactly, in backticks.
+- Do not call tools. Answer with the summary only: no preamble, no closing remarks.
+{focus}
+Use these sections (skip a section that would be empty):
+{sections}
+
+Stay under {max_tokens} tokens: prefer dropping stale detail over dropping open errors, user \
+constraints and decisions."""
+
+# Characters of the span's last message quoted to mark where the fold ends.
+SPAN_END_CHARS = 120
+
+
+def span_end(message: Message) -> str:
+    """The start of `message` as the model reads it, on one line."""
+    text = " ".join(message_text(message).split())
+    return text[:SPAN_END_CHARS] + ("…" if len(text) > SPAN_END_CHARS else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Instructions:
+    """What the LLM is told: the system prompt and user turn of a fresh prompt, and the
+    instruction appended to a cached prefix."""
+
+    system: str = SYSTEM_PROMPT
+
+    def fresh(
+        self, previous_summary: str | None, transcript: str, focus: str | None, max_tokens: int
+    ) -> str:
+        return build_prompt(previous_summary, transcript, focus, max_tokens)
+
+    def on_prefix(self, keep_last: int, end: str, focus: str | None, max_tokens: int) -> str:
+        if keep_last:
+            kept = (
+                f"The {keep_last} message{'s' if keep_last > 1 else ''} after it stay in the "
+                "context word for word: leave them out."
+            )
+        else:
+            kept = "It is the last message above."
+        asked = f"- The user asked the summary to keep especially: {focus}\n" if focus else ""
+        return PREFIX_INSTRUCTION.format(
+            span_end=end, kept=kept, focus=asked, sections=SECTIONS, max_tokens=max_tokens
+        )

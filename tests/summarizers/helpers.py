@@ -6,6 +6,10 @@ from typing import Any
 
 from app.core.settings import Settings
 from app.engine.types import Message
+from app.summarizers.factory import anthropic_client
+from app.summarizers.llm import LLMSummarizer
+from app.summarizers.models.anthropic import AnthropicModel
+from app.tokens.base import TokenCounter
 
 
 def llm_settings(base_url: str, **overrides: Any) -> Settings:
@@ -31,3 +35,9 @@ def conversation(*items: tuple[str, Any] | tuple[str, Any, dict[str, Any]]) -> l
         fields = item[2] if len(item) == 3 else {}
         result.append(msg(index, item[0], item[1], **fields))
     return result
+
+
+def anthropic_summarizer(settings: Settings, counter: TokenCounter) -> LLMSummarizer:
+    """The LLM summarizer on an Anthropic client for `settings`; its owner calls `llm.close()`."""
+    model = AnthropicModel(anthropic_client(settings), settings.summary_model)
+    return LLMSummarizer(settings=settings, counter=counter, model=model)

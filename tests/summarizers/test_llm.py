@@ -10,14 +10,14 @@ import pytest
 
 from app.core.settings import Settings
 from app.summarizers.base import SummaryCache, SummaryRequest, SummaryResult
-from app.summarizers.factory import anthropic_client, open_summarizer
-from app.summarizers.llm import AnthropicSummarizer
+from app.summarizers.factory import open_summarizer
+from app.summarizers.llm import LLMSummarizer
 from app.summarizers.prompts import PROMPT_VERSION
 from app.summarizers.rule import PINNED_TASK
 from app.summarizers.summary_cache import cache_key, canonical_messages
 from app.tokens.base import TokenCounter
 from app.tokens.counter import TiktokenCounter
-from tests.summarizers.helpers import conversation, llm_settings
+from tests.summarizers.helpers import anthropic_summarizer, conversation, llm_settings
 from tests.support.fake_anthropic import FakeAnthropic, Recorded
 
 SECRET = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -46,13 +46,9 @@ def transcript() -> list:  # type: ignore[type-arg]
     )
 
 
-def summarizer(
-    fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object
-) -> AnthropicSummarizer:
+def summarizer(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object) -> LLMSummarizer:
     settings = llm_settings(fake.base_url, **overrides)
-    return AnthropicSummarizer(
-        settings=settings, counter=counter, client=anthropic_client(settings)
-    )
+    return anthropic_summarizer(settings, counter)
 
 
 async def fold(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: object):
@@ -64,7 +60,7 @@ async def fold(fake: FakeAnthropic, counter: TiktokenCounter, **overrides: objec
     try:
         result = await llm.summarize(request)
     finally:
-        await llm.client.close()
+        await llm.llm.close()
     return result, time.monotonic() - started
 
 
@@ -131,7 +127,7 @@ class TestFailuresFallBackToRule:
         try:
             result = await llm.summarize(request)
         finally:
-            await llm.client.close()
+            await llm.llm.close()
         assert result.method == "fallback"
         assert result.text.startswith(f"Task: {PINNED_TASK}\n")
 
@@ -166,11 +162,9 @@ class TestFailuresFallBackToRule:
         url = server.base_url
         server.stop()
         settings = llm_settings(url)
-        llm = AnthropicSummarizer(
-            settings=settings, counter=counter, client=anthropic_client(settings)
-        )
+        llm = anthropic_summarizer(settings, counter)
         result = await llm.summarize(SummaryRequest(transcript(), None, 300))
-        await llm.client.close()
+        await llm.llm.close()
         assert result.fallback == "anthropic connection error"
 
 
@@ -183,7 +177,7 @@ class TestOverlongSummary:
         llm = summarizer(fake_anthropic, counter)
         long_input = conversation(*[("user", "padding " * 400)] * 3)
         result = await llm.summarize(SummaryRequest(long_input, None, 120))
-        await llm.client.close()
+        await llm.llm.close()
         assert result.method == "llm"
         assert result.tokens <= 120
         assert counter.count_text(result.text) == result.tokens
@@ -203,7 +197,7 @@ class TestChunking:
         messages = conversation(*[("user", f"step {n}: " + "detail " * 150) for n in range(12)])
         llm = summarizer(fake_anthropic, counter, summary_input_tokens=1000)
         result = await llm.summarize(SummaryRequest(messages, None, 100))
-        await llm.client.close()
+        await llm.llm.close()
         assert len(seen) > 2
         positions = []
         for index, request in enumerate(seen):
@@ -222,7 +216,7 @@ class TestChunking:
         )
         llm = summarizer(fake_anthropic, counter, summary_input_tokens=1000)
         result = await llm.summarize(SummaryRequest(messages, None, 400))
-        await llm.client.close()
+        await llm.llm.close()
         assert result.method == "fallback"
         assert all(f"Never drop rule {n}." in result.text for n in range(8))
 
@@ -295,7 +289,7 @@ class TestEdges:
         huge = "HEAD-MARKER " + "log line " * 3000
         llm = summarizer(fake_anthropic, counter, summary_input_tokens=1000)
         result = await llm.summarize(SummaryRequest(conversation(("user", huge)), None, 100))
-        await llm.client.close()
+        await llm.llm.close()
         (request,) = fake_anthropic.requests
         assert "HEAD-MARKER" in request.prompt
         assert "[message cut to fit one summarizer call]" in request.prompt
@@ -305,6 +299,6 @@ class TestEdges:
     async def test_nothing_new_makes_no_call(self, fake_anthropic, counter) -> None:
         llm = summarizer(fake_anthropic, counter)
         result = await llm.summarize(SummaryRequest([], "Task: keep me", 100))
-        await llm.client.close()
+        await llm.llm.close()
         assert fake_anthropic.requests == []
         assert (result.text, result.method) == ("Task: keep me", "rule")

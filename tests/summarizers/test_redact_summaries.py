@@ -17,8 +17,6 @@ from hypothesis import strategies as st
 
 from app.engine.types import Message
 from app.summarizers.base import SummaryRequest
-from app.summarizers.factory import anthropic_client
-from app.summarizers.llm import AnthropicSummarizer
 from app.summarizers.redact import redact_messages
 from app.summarizers.rule import rule_summary
 from app.summarizers.rule.extract import REQUEST_CHARS, STEP_CHARS, TASK_CHARS
@@ -26,7 +24,7 @@ from app.summarizers.rule.facts import MAX_ITEM_CHARS
 from app.summarizers.rule.outcomes import MAX_ERROR_LINE_CHARS
 from app.summarizers.rule.scan import READ_HEAD_CHARS, excerpt, readable
 from app.tokens.counter import TiktokenCounter
-from tests.summarizers.helpers import conversation, llm_settings
+from tests.summarizers.helpers import anthropic_summarizer, conversation, llm_settings
 from tests.summarizers.secret_samples import FAMILIES, SAMPLES, survivors
 from tests.support.fake_anthropic import FakeAnthropic
 
@@ -282,14 +280,12 @@ async def test_a_message_cut_to_fit_one_llm_call_leaks_no_piece_of_a_key(
     keys = [FAMILIES[name] for name in ("anthropic_key", "github_token", "aws_secret_key")]
     body = " ".join(f"{FILLER[: 5 + i % 30]} {keys[i % 3]}" for i in range(400))
     settings_ = llm_settings(fake_anthropic.base_url, summary_input_tokens=1500)
-    llm = AnthropicSummarizer(
-        settings=settings_, counter=counter, client=anthropic_client(settings_)
-    )
+    llm = anthropic_summarizer(settings_, counter)
     fake_anthropic.reply = lambda r: "Task progress: reading the log."
     try:
         await llm.summarize(SummaryRequest(conversation(("user", body)), None, 200))
     finally:
-        await llm.client.close()
+        await llm.llm.close()
     prompts = "\n".join(r.prompt for r in fake_anthropic.requests)
     assert "[message cut to fit one summarizer call]" in prompts
     assert all(_leaked(key, prompts) <= FEW for key in keys)

@@ -10,10 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.core.db import create_engine, create_sessionmaker
 from app.repositories.summary_cache import DbSummaryCache
-from app.summarizers.base import SummaryResult
+from app.summarizers.base import ModelUsage, SummaryResult
 
 RESULT = SummaryResult(
-    text="Task: x", tokens=3, method="llm", model="m", tokens_in=10, tokens_out=4
+    text="Task: x",
+    tokens=3,
+    method="llm",
+    model="m",
+    usage=ModelUsage(input_tokens=10, output_tokens=4),
 )
 
 
