@@ -10,11 +10,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.core.context_settings import ContextSettings
 from app.core.logging import LogFormat
+
+SummarizerProvider = Literal["anthropic", "openai", "gemini"]
 
 
 class Settings(BaseSettings, ContextSettings):
@@ -22,7 +24,11 @@ class Settings(BaseSettings, ContextSettings):
     the defaults every session and request starts from."""
 
     model_config = SettingsConfigDict(
-        env_prefix="FOLDWISE_", env_file=".env", extra="ignore", use_attribute_docstrings=True
+        env_prefix="FOLDWISE_",
+        env_file=".env",
+        extra="ignore",
+        use_attribute_docstrings=True,
+        populate_by_name=True,
     )
 
     database_url: str = "sqlite:///foldwise.db"
@@ -45,8 +51,29 @@ class Settings(BaseSettings, ContextSettings):
     default_model: str = "claude-sonnet-4-6"
     """model of new sessions and of `/count-tokens` without `model`"""
 
-    summary_model: str = "claude-haiku-4-5"
-    """model of the LLM summarizer"""
+    summarizer_provider: SummarizerProvider = "anthropic"
+    """API of the LLM summarizer: `anthropic`, `openai` (OpenAI, or any OpenAI-compatible server
+    at `FOLDWISE_SUMMARIZER_BASE_URL`) or `gemini`"""
+    summarizer_model: str | None = Field(
+        None, validation_alias=AliasChoices("FOLDWISE_SUMMARIZER_MODEL", "FOLDWISE_SUMMARY_MODEL")
+    )
+    """model of the LLM summarizer (`FOLDWISE_SUMMARY_MODEL` still read); default by provider:
+    `claude-haiku-4-5`, `gpt-5-mini`, `gemini-2.5-flash`"""
+    summarizer_base_url: str | None = None
+    """an OpenAI-compatible server (vLLM, Ollama, LiteLLM, llama.cpp) for provider `openai`;
+    no `OPENAI_API_KEY` needed"""
+    summarizer_openai_api: Literal["auto", "responses", "chat"] = "auto"
+    """OpenAI API the summarizer calls: `responses`, `chat` (Chat Completions), or `auto`:
+    `chat` on `FOLDWISE_SUMMARIZER_BASE_URL`, `responses` on OpenAI"""
+    summarizer_models: Annotated[list[str], NoDecode] = []
+    """comma-separated `provider:model` pairs a session's `summarizer` setting may pick
+    (`provider:*`: any model of it); empty: only the configured provider and model"""
+    summarizer_template: str | None = None
+    """file holding the fold instruction (placeholders `{previous_summary}`, `{transcript}`,
+    `{focus}`, `{max_tokens}`, `{sections}`), checked at start"""
+    summarizer_cached_prefix: bool = True
+    """fold on the last served context when the summarizer speaks its format, so the provider
+    bills it at its cache-read price ([folds on the cached prefix](docs/summarizers.md))"""
     summary_timeout_s: float = Field(30.0, gt=0)
     """total LLM deadline, retries included"""
     summary_max_retries: int = Field(1, ge=0)
@@ -62,6 +89,10 @@ class Settings(BaseSettings, ContextSettings):
     """lets exact mode ask OpenAI's count endpoint"""
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
     """proxy / gateway for the OpenAI API"""
+    gemini_api_key: SecretStr | None = Field(None, validation_alias="GEMINI_API_KEY")
+    """enables the `gemini` summarizer"""
+    gemini_base_url: str | None = Field(None, validation_alias="GEMINI_BASE_URL")
+    """proxy / gateway for the Gemini API"""
     # FOLDWISE_EXACT_COUNTS: POST /count-tokens asks the provider's own count endpoint
     # (app/services/provider_counts.py; needs the key of the model's provider), and counts by
     # its own rule when that fails.
@@ -154,7 +185,7 @@ class Settings(BaseSettings, ContextSettings):
     def _lower(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "summarizer_models", mode="before")
     @classmethod
     def _split_origins(cls, value: object) -> object:
         if isinstance(value, str):

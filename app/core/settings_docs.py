@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import annotated_types
+from pydantic import AliasChoices
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -47,6 +48,8 @@ def _meaning(field: FieldInfo) -> str:
 
 def _env(name: str, field: FieldInfo) -> str:
     alias = field.validation_alias
+    if isinstance(alias, AliasChoices):  # the first is the name; the others are still read
+        alias = alias.choices[0]
     return alias if isinstance(alias, str) else f"FOLDWISE_{name.upper()}"
 
 

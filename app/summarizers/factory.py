@@ -30,6 +30,12 @@ from app.summarizers.summary_cache import CachingSummarizer
 from app.tokens.base import TokenCounter
 
 NO_KEY = "no ANTHROPIC_API_KEY configured"
+# The model each provider's summarizer uses when FOLDWISE_SUMMARIZER_MODEL names none.
+DEFAULT_MODELS = {
+    "anthropic": "claude-haiku-4-5",
+    "openai": "gpt-5-mini",
+    "gemini": "gemini-2.5-flash",
+}
 STRATEGIES = ("auto", "rule", "llm", "hybrid")
 
 
@@ -90,7 +96,7 @@ def build_summarizer(
         return _WithoutKey(rule, "fallback")
     if client is None:
         raise ValueError(f"strategy {concrete!r} needs an Anthropic client")
-    model = AnthropicModel(client, settings.summary_model)
+    model = AnthropicModel(client, settings.summarizer_model or DEFAULT_MODELS["anthropic"])
     llm = LLMSummarizer(settings=settings, counter=counter, model=model)
     summarizer: Summarizer = llm if concrete == "llm" else HybridSummarizer(llm, counter)
     if cache is not None:

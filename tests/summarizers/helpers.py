@@ -6,7 +6,7 @@ from typing import Any
 
 from app.core.settings import Settings
 from app.engine.types import Message
-from app.summarizers.factory import anthropic_client
+from app.summarizers.factory import DEFAULT_MODELS, anthropic_client
 from app.summarizers.llm import LLMSummarizer
 from app.summarizers.models.anthropic import AnthropicModel
 from app.tokens.base import TokenCounter
@@ -39,5 +39,6 @@ def conversation(*items: tuple[str, Any] | tuple[str, Any, dict[str, Any]]) -> l
 
 def anthropic_summarizer(settings: Settings, counter: TokenCounter) -> LLMSummarizer:
     """The LLM summarizer on an Anthropic client for `settings`; its owner calls `llm.close()`."""
-    model = AnthropicModel(anthropic_client(settings), settings.summary_model)
+    name = settings.summarizer_model or DEFAULT_MODELS["anthropic"]
+    model = AnthropicModel(anthropic_client(settings), name)
     return LLMSummarizer(settings=settings, counter=counter, model=model)

@@ -19,6 +19,7 @@ from openai.types.shared.responses_model import ResponsesModel
 
 from app.core.errors import UnknownModel
 from app.core.settings import Settings
+from app.summarizers.factory import DEFAULT_MODELS
 from app.tokens.registry import ModelRegistry, load_registry
 
 _ANNOUNCED = re.compile(
@@ -87,9 +88,10 @@ def test_openai_shutdown_dates_are_the_registrys() -> None:
     assert len(entries.keys() & shutdowns.keys()) >= 10
 
 
-@pytest.mark.parametrize("field", ["default_model", "summary_model"])
-def test_the_default_models_are_current(field: str) -> None:
-    name = getattr(Settings(_env_file=None), field)
+@pytest.mark.parametrize(
+    "name", [Settings(_env_file=None).default_model, DEFAULT_MODELS["anthropic"]]
+)
+def test_the_default_models_are_current(name: str) -> None:
     model = _registry().get(name)
     assert name in ANTHROPIC and name not in anthropic_messages.DEPRECATED_MODELS
     assert model.warning is None and model.retires is None
