@@ -28,6 +28,9 @@ class Summary(Base):
     model: Mapped[str | None] = mapped_column(String(128))
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+    # The LLM call's billed tokens and how it was asked (app/summarizers/base.py ModelUsage,
+    # PromptKind); null when no model was called.
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     # trigger, tokens_before/after, messages_before/after
     stats: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)

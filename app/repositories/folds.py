@@ -53,6 +53,8 @@ class NewSummary:
     model: str | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    usage: dict[str, Any] | None = None
+    """The model call's billed tokens and prompt kind (SummaryResult.usage_record)."""
     stats: dict[str, Any] | None = None
 
     def columns(self) -> dict[str, Any]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,13 +31,30 @@ class SessionSummarizeResponse(BaseModel):
     stats: dict[str, Any] | None
 
 
+class SummaryUsage(BaseModel):
+    """What the fold's model call was billed for, and how the model was asked."""
+
+    input_tokens: int = Field(description="Input tokens at the full price.")
+    cache_read_tokens: int = Field(description="Input tokens read from the provider's cache.")
+    cache_write_tokens: int = Field(description="Input tokens written to the provider's cache.")
+    output_tokens: int
+    prompt: Literal["fresh", "cached_prefix"] | None = Field(
+        description="`cached_prefix`: the last served context, then the instruction; `fresh`: "
+        "a prompt of its own (null: the model failed before it was asked)."
+    )
+    prompt_note: str | None = Field(
+        None, description="Why a fresh prompt when the conversation's prefix was not reusable."
+    )
+
+
 class SummaryHistoryItem(SummaryState):
     """One version of the summary: its state then, and what the fold that wrote it cost."""
 
     method: str
     model: str | None
-    tokens_in: int
+    tokens_in: int = Field(description="Every input token the fold's model calls were sent.")
     tokens_out: int
+    usage: SummaryUsage | None = Field(description="Null when no model was called (rule).")
     stats: dict[str, Any]
     created_at: datetime
 

@@ -92,6 +92,7 @@ class SummaryRecord(BaseModel):
     model: Text | None = Field(max_length=128)
     tokens_in: SqlInt
     tokens_out: SqlInt
+    usage: Json | None = None  # absent from exports written before it existed
     stats: Json
     created_at: datetime = _TIME
 

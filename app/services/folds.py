@@ -108,6 +108,7 @@ class FoldJob:
             model=result.model,
             tokens_in=result.tokens_in,
             tokens_out=result.tokens_out,
+            usage=result.usage_record(),
             stats=stats,
         )
 

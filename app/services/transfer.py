@@ -96,6 +96,9 @@ class Checksum:
         kind = record["kind"]
         if kind == "session":  # what was served last is no part of the conversation
             record = {key: value for key, value in record.items() if key not in WRITTEN_BY_READS}
+        elif kind == "summary" and record.get("usage") is None:
+            # A field added later counts only when set: earlier exports keep their checksum.
+            record = {key: value for key, value in record.items() if key != "usage"}
         text = _dumps(record, canonical=True)
         # Only a float of 1e16 or more is written with "e+", and only such a float can be
         # integral in a way JSONB changes: the walk runs for the rare record that may hold one.

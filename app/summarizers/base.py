@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from app.engine.types import Message
@@ -80,6 +80,13 @@ class SummaryResult:
     @property
     def tokens_in(self) -> int:
         return self.usage.tokens_in
+
+    def usage_record(self) -> dict[str, Any] | None:
+        """What the summary version keeps of the call: its usage and prompt; None when no
+        model was asked (rule, or an LLM strategy without a key)."""
+        if self.prompt is None and not self.usage.tokens_in:
+            return None
+        return {**asdict(self.usage), "prompt": self.prompt, "prompt_note": self.prompt_note}
 
     @property
     def tokens_out(self) -> int:

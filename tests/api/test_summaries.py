@@ -107,7 +107,7 @@ class TestHistory:
         row = page["summaries"][1]
         assert set(row) == {
             "text", "version", "through_id", "through_seq", "message_count", "tokens",
-            "method", "model", "tokens_in", "tokens_out", "stats", "created_at",
+            "method", "model", "tokens_in", "tokens_out", "usage", "stats", "created_at",
         }  # fmt: skip
         seqs = [r["through_seq"] for r in reversed(page["summaries"] + rest.json()["summaries"])]
         assert seqs == sorted(seqs)  # through only moves forward
