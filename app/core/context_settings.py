@@ -3,7 +3,8 @@ each, declared once, in `ContextSettings`.
 
 Everything else derives from it:
 - `app.core.settings.Settings` inherits it, so `FOLDWISE_<KEY>` sets the service default;
-- the engine reads a resolved `ContextSettings` (strategy aside, which picks the summarizer);
+- the engine reads a resolved `ContextSettings` (strategy and summarizer aside, which pick the
+  summarizer);
 - `ContextOverrides` (every key optional, unknown keys rejected) is a session's `settings`
   and the settings part of the POST /assemble-context body: strict JSON types, as the schema
   says (`false` is not 0, `0` is not false); `QueryOverrides`, the same keys in GET …/context's
@@ -43,6 +44,12 @@ class ContextSettings(BaseModel):
     """`system` (appended to the system prompt) or `messages` (a synthetic pair)"""
     strategy: Strategy = "auto"
     """summarizer: `auto`, `rule`, `llm`, `hybrid`"""
+    summarizer: str | None = Field(
+        None, pattern=r"^(anthropic|openai|gemini)(:[^\s:][^\s]{0,127})?$"
+    )
+    """the LLM summarizer's `provider` or `provider:model` (`openai:gpt-5-mini`), one the
+    server allows (`FOLDWISE_SUMMARIZER_MODELS`); none: the server's
+    `FOLDWISE_SUMMARIZER_PROVIDER` and `_MODEL`"""
     max_summary_tokens: int = Field(1000, ge=50, le=MAX_SQL_INT)
     """upper bound of a summary"""
     # A fold brings the context down to fold_target × budget, well under it, so the

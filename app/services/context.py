@@ -41,6 +41,7 @@ from app.repositories.context_rows import (
 from app.schemas.context import CacheUsage
 from app.services.background_folds import BackgroundFolds, fold_policy
 from app.services.context_load import ContextOptions, Snapshot, SnapshotLoader
+from app.services.fold_prefix import with_prefix
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome, SummarizerFactory
 from app.services.prompt_cache import (
     PromptRecords,
@@ -195,7 +196,7 @@ class ContextAssembler:
             state = self._fold_state(snapshot, result, options, mode, job, fold is not None, last)
             decision = decide(state, fold_policy(self.settings, snapshot.context_settings.strategy))
             if decision.action == "ahead":
-                await self._fold_ahead(snapshot, info, options, anchor)
+                await self._fold_ahead(snapshot, info, options, anchor, result)
             if job is None or decision.action in ("serve", "ahead"):
                 break
             if decision.action in ("compute", "skip"):
@@ -207,6 +208,7 @@ class ContextAssembler:
             if decision.action == "unlanded":  # folds kept losing their race: say so
                 result = _warned(result, FOLD_UNLANDED)
                 break
+            job = self._prefixed(job, snapshot, result, options, anchor)
             outcome = await self._fold(job, info, decision)
             if outcome is None or outcome.status == "busy":
                 # Served fitted (already within the budget) until the summary lands.
@@ -267,17 +269,7 @@ class ContextAssembler:
         written when its shape changed (a read after appends writes nothing)."""
         model = options.model or snapshot.session_model
         recorded = snapshot.last_served.get(model)
-        fingerprint = settings_fingerprint(
-            options.format, snapshot.context_settings, snapshot.system_prompt, snapshot.tools
-        )
-        record = served_record(
-            result,
-            version=snapshot.summary.version,
-            anchor=anchor,
-            fingerprint=fingerprint,
-            ratio=snapshot.ratio,
-            through_seq=snapshot.version.last_seq,
-        )
+        record = self._record(snapshot, result, options, anchor)
         key = (self.tenant, snapshot.pk, model)
         cache = compare(
             self.records.previous(key, recorded), record, result, snapshot.summary.method
@@ -311,6 +303,44 @@ class ContextAssembler:
             stored=stored,
             settled=self._fold_job(snapshot, result, options, options.mode) is None,
             dry_run=dry_run,
+        )
+
+    @staticmethod
+    def _record(
+        snapshot: Snapshot, result: AssemblyResult, options: ContextOptions, anchor: int | None
+    ) -> dict[str, Any]:
+        """The prompt-cache record of serving `result` (app/services/prompt_cache.py)."""
+        fingerprint = settings_fingerprint(
+            options.format, snapshot.context_settings, snapshot.system_prompt, snapshot.tools
+        )
+        return served_record(
+            result,
+            version=snapshot.summary.version,
+            anchor=anchor,
+            fingerprint=fingerprint,
+            ratio=snapshot.ratio,
+            through_seq=snapshot.version.last_seq,
+        )
+
+    def _prefixed(
+        self,
+        job: FoldJob,
+        snapshot: Snapshot,
+        served: AssemblyResult,
+        options: ContextOptions,
+        anchor: int | None,
+    ) -> FoldJob:
+        """`job` with the context this request serves as the prefix to fold on, when that
+        context is in the provider's cache (app/services/fold_prefix.py)."""
+        strategy = resolve_strategy(job.strategy, self.settings)
+        if not self.settings.summarizer_cached_prefix or strategy == "rule":
+            return job
+        model = options.model or snapshot.session_model
+        key = (self.tenant, snapshot.pk, model)
+        previous = self.records.previous(key, snapshot.last_served.get(model))
+        record = self._record(snapshot, served, options, anchor)
+        return with_prefix(
+            job, served, fmt=options.format, model=model, previous=previous, record=record
         )
 
     async def _fold_in_memory(
@@ -379,13 +409,19 @@ class ContextAssembler:
             return self.registry.get(self.settings.default_model).media
 
     async def _fold_ahead(
-        self, snapshot: Snapshot, info: ModelInfo, options: ContextOptions, anchor: int | None
+        self,
+        snapshot: Snapshot,
+        info: ModelInfo,
+        options: ContextOptions,
+        anchor: int | None,
+        served: AssemblyResult,
     ) -> None:
         """Start the fold the budget will need soon, planned like one over the budget (down to
-        `fold_target`); the context is served without waiting for it."""
+        `fold_target`); `served`, the context served without waiting for it, is its prefix."""
         planned = await self._assembled(snapshot, info, options, "ahead", anchor)
         job = self._fold_job(snapshot, planned, options, "ahead")
         if job is not None and self.background is not None:
+            job = self._prefixed(job, snapshot, served, options, anchor)
             self.background.start(job, self._coordinator(info))
 
     def _coordinator(self, info: ModelInfo) -> FoldCoordinator:
@@ -431,6 +467,7 @@ class ContextAssembler:
             messages_before=len(live),
             focus=options.focus,
             task_pinned=pinned is not None and all(m.seq != pinned.seq for m in plan.messages),
+            summarizer=snapshot.context_settings.summarizer,
         )
 
 

@@ -41,7 +41,13 @@ from app.engine.types import Message
 from app.models.base import utcnow
 from app.repositories.folds import FoldRepository, LeaseClaim, NewSummary
 from app.repositories.summary_cache import DbSummaryCache
-from app.summarizers.base import Summarizer, SummaryCache, SummaryRequest, SummaryResult
+from app.summarizers.base import (
+    CachedPrefix,
+    Summarizer,
+    SummaryCache,
+    SummaryRequest,
+    SummaryResult,
+)
 from app.summarizers.factory import open_summarizer, resolve_strategy
 from app.tokens.base import TokenCounter
 
@@ -95,6 +101,10 @@ class FoldJob:
     messages_before: int
     focus: str | None = None
     task_pinned: bool = False  # the first user message is sent beside the summary
+    summarizer: str | None = None  # the session's `provider[:model]`, None: the server's
+    prefix: CachedPrefix | None = None
+    """The context last served, when the span was in it (app/services/fold_prefix.py)."""
+    prefix_note: str | None = None  # why there is none
 
     def summary(self, result: SummaryResult, stats: dict[str, Any] | None = None) -> NewSummary:
         """What this fold writes, given what the summarizer wrote."""
@@ -256,6 +266,8 @@ class FoldCoordinator:
             max_summary_tokens=job.max_summary_tokens,
             focus=job.focus,
             task_pinned=job.task_pinned,
+            prefix=job.prefix,
+            prefix_note=job.prefix_note,
         )
         SUMMARIZER_CALLS.labels(resolve_strategy(strategy, self.settings)).inc()
         factory = self.summarizer_factory(

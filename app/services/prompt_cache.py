@@ -42,9 +42,9 @@ def settings_fingerprint(
     tools: Sequence[Mapping[str, Any]] | None,
 ) -> str:
     """Everything but the budget and the history that shapes a context (the summarizer
-    strategy does not)."""
+    strategy and model do not)."""
     described = json.dumps(
-        [fmt, settings.model_dump(exclude={"strategy"}), system_prompt, tools],
+        [fmt, settings.model_dump(exclude={"strategy", "summarizer"}), system_prompt, tools],
         sort_keys=True,
         default=str,
     )

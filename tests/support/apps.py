@@ -22,6 +22,8 @@ def make_settings(db_url: str, **overrides: Any) -> Settings:
         "anthropic_base_url": None,
         "openai_api_key": None,
         "openai_base_url": None,
+        "gemini_api_key": None,
+        "gemini_base_url": None,
         "models_file": None,
         # Folds as the budget needs them, waited for by the request that needs them: the
         # semantics most tests check; tests of folds ahead of need set their own.

@@ -43,6 +43,9 @@ class FakeAnthropic:
     reply: Callable[[Recorded], str] = lambda request: "Task progress: summarized."
     requests: list[Recorded] = field(default_factory=list)
     port: int = 0
+    usage: Callable[[Recorded, str], dict[str, int]] | None = None
+    """The reply's `usage` for a request and its text (a provider's billing); default: ~4
+    characters a token of the first message and of the text."""
 
     def __post_init__(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -130,7 +133,9 @@ class FakeAnthropic:
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": len(request.prompt) // 4, "output_tokens": len(text) // 4},
+            "usage": self.usage(request, text)
+            if self.usage
+            else {"input_tokens": len(request.prompt) // 4, "output_tokens": len(text) // 4},
         }
         return 200, {}, json.dumps(message).encode()
 

@@ -47,6 +47,17 @@ export function summaryView(ctx) {
   );
 }
 
+/** What the fold's model call was billed for: full-price input, cache reads and writes, output. */
+function usageView(s) {
+  const u = s.usage;
+  const how = u.prompt === "cached_prefix" ? "on the cached prefix" : u.prompt === "fresh" ? "fresh prompt" : "not asked";
+  return h("span", {
+    class: "usage", dataset: { prompt: u.prompt || "none" },
+    title: `${s.model || "model"}: ${how}`,
+    text: `${s.model || "model"} (${how}): in ${fmt(u.input_tokens)}, cache read ${fmt(u.cache_read_tokens)}, cache write ${fmt(u.cache_write_tokens)}, out ${fmt(u.output_tokens)}`,
+  });
+}
+
 export function historyView(summaries) {
   const rows = summaries.map((s, i) => {
     const previous = summaries[i + 1];
@@ -64,8 +75,10 @@ export function historyView(summaries) {
         h("span", { text: `${fmt(s.tokens)} tokens` }),
         stats.messages_before !== undefined ? h("span", { text: `messages ${fmt(stats.messages_before)} → ${fmt(stats.messages_after)}` }) : null,
         stats.tokens_before !== undefined ? h("span", { text: `context ${fmt(stats.tokens_before)} → ${fmt(stats.tokens_after)} tokens` }) : null,
+        s.usage ? usageView(s) : null,
         h("span", { class: "muted", text: when(s.created_at) }),
       ),
+      s.usage?.prompt_note ? h("p", { class: "muted", text: `Fresh prompt: ${s.usage.prompt_note}.` }) : null,
       h("p", { class: "muted", text: previous ? `Changes from v${previous.version}:` : "First version:" }),
       h("pre", { class: "diff" }, diff.map((d) => h("span", { class: d.op, text: `${d.op === "add" ? "+ " : d.op === "del" ? "- " : "  "}${d.text}\n` }))),
     );
