@@ -63,21 +63,42 @@ def _prefixes(elements: list[str]) -> list[str]:
     return out
 
 
+class PromptCache:
+    """The prefixes stored at breakpoints across a session's requests."""
+
+    def __init__(self) -> None:
+        self.stored: set[str] = set()
+
+    def read(self, request: Request) -> tuple[list[str], int]:
+        """The request's prefixes and how many of its elements it reads from the cache; its
+        own breakpoints are stored for the requests after it."""
+        prefixes = _prefixes(request.elements)
+        read = max((i + 1 for i, p in enumerate(prefixes) if p in self.stored), default=0)
+        self.stored.update(p for p, mark in zip(prefixes, request.marked, strict=True) if mark)
+        return prefixes, read
+
+    def bill(self, request: Request, count: Callable[[str], int]) -> tuple[int, int, int]:
+        """(cache read, cache write, full-price) input tokens of `request`: the elements up to
+        its last breakpoint that were not read are written."""
+        _, read = self.read(request)
+        last = max((i + 1 for i, mark in enumerate(request.marked) if mark), default=0)
+        tokens = [count(element) for element in request.elements]
+        return sum(tokens[:read]), sum(tokens[read:last]), sum(tokens[max(read, last) :])
+
+
 class Meter:
     """The per-turn cache numbers of one side, over the turns after its first cut."""
 
     def __init__(self, name: str, count: Callable[[str], int]) -> None:
         self.name, self.tokens = name, count
         self.previous: list[str] | None = None
-        self.stored: set[str] = set()  # prefixes written at a breakpoint
+        self.cache = PromptCache()
         self.turns = self.kept = self.cached = self.total = self.folds = 0
         self.cost = 0.0
         self.reasons: dict[str, int] = {}
 
     def observe(self, request: Request, measured: bool, reason: str | None = None) -> None:
-        prefixes = _prefixes(request.elements)
-        read = max((i + 1 for i, p in enumerate(prefixes) if p in self.stored), default=0)
-        self.stored.update(p for p, mark in zip(prefixes, request.marked, strict=True) if mark)
+        prefixes, read = self.cache.read(request)
         previous, self.previous = self.previous, prefixes
         if not measured or previous is None:
             return

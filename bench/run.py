@@ -2,7 +2,8 @@
 
 In process: counting an append batch, assembling vs LangChain and the first context of a
 2M-character tool output (bench/inprocess.py), then
-the prompt cache (bench/cache.py) and media counting (bench/media.py); over HTTP, the turn
+the prompt cache (bench/cache.py), media counting (bench/media.py) and a fold's cost at the
+provider (bench/fold_cost.py); over HTTP, the turn
 (bench/turn.py: append one message, read the context, on SQLite and PostgreSQL). A case that
 fails is reported in the document instead of stopping the run.
 """
@@ -10,13 +11,14 @@ fails is reported in the document instead of stopping the run.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from bench import cache, inprocess, media, turn
+from bench import cache, fold_cost, inprocess, media, turn
 from bench.harness import (
     Target,
     machine,
@@ -89,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     run.attempt("long output", inprocess.long_output)
     run.attempt("prompt cache", cache.runs)
     run.attempt("media", media.measure)
+    run.attempt("fold cost", lambda: asyncio.run(fold_cost.measure()))
     if not args.skip_postgres and (why := postgres_missing()):
         run.problems.append(f"PostgreSQL skipped: {why}")
     run.attempt("turns", lambda: turn.measure(args.skip_postgres))
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         run.targets = media.targets(run.results["media"]) + run.targets
     if "long output" in run.results:
         run.targets += inprocess.long_output_targets(run.results["long output"])
+    if "fold cost" in run.results:
+        run.targets += run.results["fold cost"][1]
     if "turns" in run.results:
         run.targets = turn.targets(run.results["turns"]) + run.targets
     verdicts = {met: [t.figure for t in run.targets if t.met == met] for met in (True, False)}
@@ -119,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n\n" + media.section(run.results["media"])
     if "long output" in run.results:
         text += "\n\n" + inprocess.long_output_section(run.results["long output"])
+    if "fold cost" in run.results:
+        text += "\n\n" + run.results["fold cost"][0]
     if "turns" in run.results:
         text += "\n\n" + turn.section(run.results["turns"])
     write(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.cache_model import Meter, Request, as_request
+from bench.cache_model import Meter, PromptCache, Request, as_request
 
 MARK = {"cache_control": {"type": "ephemeral"}}
 TOOLS = [{"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}]
@@ -53,3 +53,11 @@ def test_one_block_for_system_and_summary_loses_the_tools_at_a_fold() -> None:
 
     assert _cached(joined("one"), joined("two")) == 0
     assert _cached(split("one"), split("two")) == 2
+
+
+def test_a_bill_reads_what_was_marked_before_writes_to_its_last_mark_and_pays_the_rest() -> None:
+    cache = PromptCache()
+    served = as_request(TOOLS, "S", [_message("a"), _message("b", True), _message("c")])
+    assert cache.bill(served, lambda element: 1) == (0, 4, 1)  # tools, S, a, b written
+    fold = as_request(TOOLS, "S", [_message("a"), _message("b"), _message("c"), _message("i")])
+    assert cache.bill(fold, lambda element: 1) == (4, 0, 2)  # read through b; c, i in full
