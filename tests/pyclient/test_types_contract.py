@@ -37,6 +37,7 @@ SCHEMAS = {
     "SummarizeContextResult": "SummarizeResponse",
     "SummarizeResult": "SessionSummarizeResponse",
     "SummaryHistoryItem": "SummaryHistoryItem",
+    "SummaryUsage": "SummaryUsage",
     "SummaryHistoryPage": "SummaryHistoryPage",
     "SummaryState": "SummaryState",
     "TokenCount": "CountTokensResponse",

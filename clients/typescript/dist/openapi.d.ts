@@ -459,6 +459,8 @@ export interface components {
             summary_placement?: ("system" | "messages") | null;
             /** Strategy */
             strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+            /** Summarizer */
+            summarizer?: string | null;
             /** Max Summary Tokens */
             max_summary_tokens?: number | null;
             /** Fold Target */
@@ -1047,6 +1049,8 @@ export interface components {
             summary_placement?: ("system" | "messages") | null;
             /** Strategy */
             strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+            /** Summarizer */
+            summarizer?: string | null;
             /** Max Summary Tokens */
             max_summary_tokens?: number | null;
             /** Fold Target */
@@ -1219,10 +1223,15 @@ export interface components {
             method: string;
             /** Model */
             model: string | null;
-            /** Tokens In */
+            /**
+             * Tokens In
+             * @description Every input token the fold's model calls were sent.
+             */
             tokens_in: number;
             /** Tokens Out */
             tokens_out: number;
+            /** @description Null when no model was called (rule). */
+            usage: components["schemas"]["SummaryUsage"] | null;
             /** Stats */
             stats: {
                 [key: string]: unknown;
@@ -1259,6 +1268,39 @@ export interface components {
             tokens: number;
             /** Method */
             method: string | null;
+        };
+        /**
+         * SummaryUsage
+         * @description What the fold's model call was billed for, and how the model was asked.
+         */
+        SummaryUsage: {
+            /**
+             * Input Tokens
+             * @description Input tokens at the full price.
+             */
+            input_tokens: number;
+            /**
+             * Cache Read Tokens
+             * @description Input tokens read from the provider's cache.
+             */
+            cache_read_tokens: number;
+            /**
+             * Cache Write Tokens
+             * @description Input tokens written to the provider's cache.
+             */
+            cache_write_tokens: number;
+            /** Output Tokens */
+            output_tokens: number;
+            /**
+             * Prompt
+             * @description `cached_prefix`: the last served context, then the instruction; `fresh`: a prompt of its own (null: the model failed before it was asked).
+             */
+            prompt: ("fresh" | "cached_prefix") | null;
+            /**
+             * Prompt Note
+             * @description Why a fresh prompt when the conversation's prefix was not reusable.
+             */
+            prompt_note?: string | null;
         };
         /**
          * Unserved
@@ -2455,6 +2497,7 @@ export interface operations {
                 pin_first_message?: boolean | null;
                 summary_placement?: ("system" | "messages") | null;
                 strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+                summarizer?: string | null;
                 max_summary_tokens?: number | null;
                 fold_target?: number | null;
                 prune_target?: number | null;

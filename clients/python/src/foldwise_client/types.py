@@ -25,6 +25,7 @@ class ContextSettings(TypedDict, total=False):
     pin_first_message: bool
     summary_placement: SummaryPlacement
     strategy: Strategy
+    summarizer: str | None
     max_summary_tokens: int
     fold_target: float
     prune_target: float
@@ -182,6 +183,17 @@ class SummarizeResult(TypedDict):
     stats: dict[str, Any] | None
 
 
+class SummaryUsage(TypedDict):
+    """What a fold's model call was billed for, and how the model was asked."""
+
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    prompt: Literal["fresh", "cached_prefix"] | None
+    prompt_note: str | None
+
+
 class SummaryHistoryItem(TypedDict):
     text: str | None
     version: int
@@ -193,6 +205,7 @@ class SummaryHistoryItem(TypedDict):
     model: str | None
     tokens_in: int
     tokens_out: int
+    usage: SummaryUsage | None
     stats: dict[str, Any]
     created_at: str
 
