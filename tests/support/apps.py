@@ -23,6 +23,7 @@ def make_settings(db_url: str, **overrides: Any) -> Settings:
         "openai_api_key": None,
         "openai_base_url": None,
         "models_file": None,
+        "summarizer_template": None,
         # Folds as the budget needs them, waited for by the request that needs them: the
         # semantics most tests check; tests of folds ahead of need set their own.
         "fold_ahead": 1.0,
