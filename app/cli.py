@@ -98,6 +98,7 @@ def cmd_serve(settings: Settings, host: str, port: int, workers: int) -> int:
     from app.core.logging import configure_logging
     from app.core.security import KeyRing, is_loopback
     from app.main import create_app
+    from app.summarizers.template import fold_instructions
 
     keyring = KeyRing.from_config(settings.api_keys.get_secret_value())
     if keyring.is_open and not is_loopback(host) and not settings.allow_open:
@@ -105,6 +106,9 @@ def cmd_serve(settings: Settings, host: str, port: int, workers: int) -> int:
             f"refusing to serve on {host} without API keys: set FOLDWISE_API_KEYS "
             "(tenant:key,...) or, to run open on purpose, FOLDWISE_ALLOW_OPEN=true"
         )
+    # Checked before anything runs: a bad template refuses to start (TemplateError, one line),
+    # also for --workers N, whose processes would each fail on it.
+    fold_instructions(settings)
     configure_logging(settings.log_level, settings.log_format)
     upgrade_database(settings.database_url)
     options: dict[str, Any] = {
@@ -272,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.core.security import ApiKeyConfigError
     from app.core.startup import MigrationNeeded, explain
     from app.core.tracing import TracingUnavailable
+    from app.summarizers.template import TemplateError
     from app.tokens.registry import ModelRegistryError
 
     args = build_parser().parse_args(argv)
@@ -305,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(reason)
         known = (
             OSError, ValueError, ApiKeyConfigError, ModelRegistryError, TracingUnavailable,
-            MigrationNeeded,
+            MigrationNeeded, TemplateError,
         )  # fmt: skip
         if isinstance(exc, known):
             return _fail(str(exc))

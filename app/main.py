@@ -50,6 +50,7 @@ from app.services.read_path import ReadPath
 from app.services.response_cache import ResponseCache
 from app.services.retention import RetentionSweeper
 from app.summarizers.factory import open_summarizer
+from app.summarizers.template import fold_instructions
 from app.tokens.counter import counter_for_encoding
 from app.tokens.registry import load_registry
 
@@ -178,6 +179,7 @@ def create_app(
     settings = settings or get_settings()
     keyring = KeyRing.from_config(settings.api_keys.get_secret_value())
     registry = load_registry(settings)
+    fold_instructions(settings)  # a bad summarizer template refuses to start (TemplateError)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

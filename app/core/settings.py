@@ -70,7 +70,8 @@ class Settings(BaseSettings, ContextSettings):
     (`provider:*`: any model of it); empty: only the configured provider and model"""
     summarizer_template: str | None = None
     """file holding the fold instruction (placeholders `{previous_summary}`, `{transcript}`,
-    `{focus}`, `{max_tokens}`, `{sections}`), checked at start"""
+    `{focus}`, `{max_tokens}`, `{sections}`), checked at start
+    ([your own instruction](docs/summarizers.md#your-own-instruction))"""
     summarizer_cached_prefix: bool = True
     """fold on the last served context when the summarizer speaks its format, so the provider
     bills it at its cache-read price ([folds on the cached prefix](docs/summarizers.md))"""

@@ -23,9 +23,11 @@ PROMPT_OVERHEAD_TOKENS = 600
 MIN_CHUNK_TOKENS = 500
 
 
-def chunk_budget(input_tokens: int, max_summary_tokens: int) -> int:
-    """Transcript tokens one call may carry: input limit − previous summary − prompt."""
-    return max(input_tokens - max_summary_tokens - PROMPT_OVERHEAD_TOKENS, MIN_CHUNK_TOKENS)
+def chunk_budget(input_tokens: int, max_summary_tokens: int, instruction_tokens: int = 0) -> int:
+    """Transcript tokens one call may carry: input limit − previous summary − prompt (a
+    template's instruction, `instruction_tokens`, on top of the built-in overhead)."""
+    room = input_tokens - max_summary_tokens - PROMPT_OVERHEAD_TOKENS - instruction_tokens
+    return max(room, MIN_CHUNK_TOKENS)
 
 
 def plan_chunks(

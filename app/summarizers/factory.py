@@ -27,6 +27,7 @@ from app.summarizers.llm import LLMSummarizer
 from app.summarizers.models.anthropic import AnthropicModel
 from app.summarizers.rule import RuleSummarizer
 from app.summarizers.summary_cache import CachingSummarizer
+from app.summarizers.template import fold_instructions
 from app.tokens.base import TokenCounter
 
 NO_KEY = "no ANTHROPIC_API_KEY configured"
@@ -97,10 +98,15 @@ def build_summarizer(
     if client is None:
         raise ValueError(f"strategy {concrete!r} needs an Anthropic client")
     model = AnthropicModel(client, settings.summarizer_model or DEFAULT_MODELS["anthropic"])
-    llm = LLMSummarizer(settings=settings, counter=counter, model=model)
+    llm = LLMSummarizer(
+        settings=settings, counter=counter, model=model, instructions=fold_instructions(settings)
+    )
     summarizer: Summarizer = llm if concrete == "llm" else HybridSummarizer(llm, counter)
     if cache is not None:
-        summarizer = CachingSummarizer(summarizer, cache, strategy=concrete, model=llm.model)
+        prompt = llm.instructions.version
+        summarizer = CachingSummarizer(
+            summarizer, cache, strategy=concrete, model=llm.model, prompt=prompt
+        )
     return summarizer
 
 

@@ -127,7 +127,11 @@ class LLMSummarizer:
         return self._validate(reply, read)
 
     async def _fresh(self, request: SummaryRequest, spent: Spent) -> str:
-        budget = chunk_budget(self.settings.summary_input_tokens, request.max_summary_tokens)
+        budget = chunk_budget(
+            self.settings.summary_input_tokens,
+            request.max_summary_tokens,
+            self.instructions.instruction_tokens(self.counter),
+        )
         # Reading the transcript is CPU work over the whole request: worker threads do it.
         # Messages are redacted before chunking: a message too large for one call is cut to
         # fit, and a cut through a key would leave a piece no pattern recognises.

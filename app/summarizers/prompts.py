@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from app.engine.text import message_text
 from app.engine.types import Message
+from app.tokens.base import TokenCounter
 
 PROMPT_VERSION = "fold-v1"
 
@@ -104,6 +105,16 @@ class Instructions:
     instruction appended to a cached prefix."""
 
     system: str = SYSTEM_PROMPT
+
+    @property
+    def version(self) -> str:
+        """Part of the summary cache key: other instructions, other summaries."""
+        return PROMPT_VERSION
+
+    def instruction_tokens(self, counter: TokenCounter) -> int:
+        """Tokens of the fresh prompt's instruction beyond the room the chunk planner always
+        leaves (`chunking.PROMPT_OVERHEAD_TOKENS`, which covers the built-in one)."""
+        return 0
 
     def fresh(
         self, previous_summary: str | None, transcript: str, focus: str | None, max_tokens: int

@@ -2,7 +2,10 @@
 
 Key = sha256 over (strategy, model, prompt version, previous summary, messages as canonical
 JSON, focus, max_summary_tokens). Message ids, seqs and stored token counts are left out on
-purpose: the same conversation posted twice (or to two sessions) is the same input.
+purpose: the same conversation posted twice (or to two sessions) is the same input. The prompt
+version is `Instructions.version`: PROMPT_VERSION, with the template's sha256 when
+FOLDWISE_SUMMARIZER_TEMPLATE is set, so an edited template never serves summaries written under
+the old one (without a template, the keys stay those written before templates existed).
 Only successful `llm` / `hybrid` results are stored; a fallback is retried next time.
 """
 
@@ -33,11 +36,13 @@ def canonical_messages(messages: Sequence[Message]) -> list[dict[str, object]]:
     ]
 
 
-def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
+def cache_key(
+    strategy: str, model: str | None, request: SummaryRequest, prompt: str = PROMPT_VERSION
+) -> str:
     payload = {
         "strategy": strategy,
         "model": model,
-        "prompt": PROMPT_VERSION,
+        "prompt": prompt,
         "previous": request.previous_summary,
         "messages": canonical_messages(request.messages),
         "focus": request.focus,
@@ -51,15 +56,23 @@ def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
 
 class CachingSummarizer:
     def __init__(
-        self, inner: Summarizer, cache: SummaryCache, *, strategy: str, model: str | None
+        self,
+        inner: Summarizer,
+        cache: SummaryCache,
+        *,
+        strategy: str,
+        model: str | None,
+        prompt: str = PROMPT_VERSION,
     ) -> None:
+        """`prompt`: the version of the instructions `inner` follows (`Instructions.version`)."""
         self.inner = inner
         self.cache = cache
         self.strategy = strategy
         self.model = model
+        self.prompt = prompt
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        key = cache_key(self.strategy, self.model, request)
+        key = cache_key(self.strategy, self.model, request, self.prompt)
         hit = await self.cache.get(key)
         if hit is not None:
             return replace(hit, cached=True)

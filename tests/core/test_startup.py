@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import make_url
 
 from app.core.db import upgrade_database
-from tests.support.servers import FOLDWISE, Server
+from tests.support.servers import FOLDWISE, Server, free_port
 
 PG = pytest.mark.postgres
 
@@ -122,3 +122,73 @@ async def test_an_app_on_an_unmigrated_database_says_to_migrate(tmp_path: Path) 
     await asyncio.to_thread(upgrade_database, f"sqlite:///{tmp_path / 'empty.db'}")
     async with app.router.lifespan_context(app):  # migrated: it starts
         pass
+
+
+BAD_TEMPLATES = {
+    "missing": None,
+    "unknown placeholder": "{previous_summary}\n{transcript}\n{summary}",
+    "no previous summary": "Summarize:\n{transcript}",
+    "too large": "{previous_summary}{transcript}" + "x" * 20_000,
+}
+
+
+def refused(tmp_path: Path, template: str | None, *args: str) -> str:
+    """`foldwise ARGS` with FOLDWISE_SUMMARIZER_TEMPLATE at a bad file: exit 2 and one line on
+    stderr, nothing else; returns it."""
+    path = tmp_path / "fold.txt"
+    if template is not None:
+        path.write_text(template, "utf-8")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("FOLDWISE_", "ANTHROPIC_"))}
+    env = {
+        **clean,
+        "FOLDWISE_DATABASE_URL": f"sqlite:///{tmp_path / 'f.db'}",
+        "FOLDWISE_SUMMARIZER_TEMPLATE": str(path),
+        "ANTHROPIC_API_KEY": "sk-ant-test-0000000000000000000000",
+    }
+    done = subprocess.run(
+        [str(FOLDWISE), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"foldwise: FOLDWISE_SUMMARIZER_TEMPLATE '{path}': ")
+    return done.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("kind", BAD_TEMPLATES)
+def test_serve_refuses_a_bad_summarizer_template(tmp_path: Path, kind: str, workers: str) -> None:
+    port = str(free_port())
+    refused(tmp_path, BAD_TEMPLATES[kind], "serve", "--port", port, "--workers", workers)
+    assert not (tmp_path / "f.db").exists()  # refused before migrating
+
+
+def test_summarize_refuses_a_bad_summarizer_template(tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_text('[{"role": "user", "content": "hi"}]')
+    line = refused(tmp_path, "{transcript}", "summarize", "--strategy", "llm", "t.json")
+    assert "{previous_summary} is missing" in line
+
+
+def test_an_app_with_a_bad_summarizer_template_is_not_built(tmp_path: Path) -> None:
+    """`uvicorn --factory` and each `serve --workers N` process build the app: it checks too."""
+    from app.main import create_app
+    from app.summarizers.template import TemplateError, _instructions
+    from tests.support.apps import make_settings
+
+    path = tmp_path / "fold.txt"
+    path.write_text("{previous_summary}{transcript}{0}")
+    settings = make_settings(f"sqlite:///{tmp_path / 'f.db'}", summarizer_template=str(path))
+    _instructions.cache_clear()
+    with pytest.raises(TemplateError, match="positional placeholder"):
+        create_app(settings)
+
+
+def test_serve_starts_with_a_good_summarizer_template(tmp_path: Path) -> None:
+    template = tmp_path / "fold.txt"
+    template.write_text("<previous_summary>{previous_summary}</previous_summary>\n{transcript}")
+    server = Server(
+        f"sqlite:///{tmp_path / 'f.db'}", tmp_path, FOLDWISE_SUMMARIZER_TEMPLATE=str(template)
+    )
+    try:
+        server.start()  # ready, or raises with the server's log
+    finally:
+        server.stop()

@@ -6,6 +6,7 @@ from typing import Any
 
 from app.core.settings import Settings
 from app.engine.types import Message
+from app.summarizers.base import SummaryResult
 from app.summarizers.factory import DEFAULT_MODELS, anthropic_client
 from app.summarizers.llm import LLMSummarizer
 from app.summarizers.models.anthropic import AnthropicModel
@@ -18,6 +19,7 @@ def llm_settings(base_url: str, **overrides: Any) -> Settings:
         "ANTHROPIC_BASE_URL": base_url,
         "summary_timeout_s": 1.5,
         "summary_max_retries": 0,
+        "summarizer_template": None,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)
@@ -42,3 +44,16 @@ def anthropic_summarizer(settings: Settings, counter: TokenCounter) -> LLMSummar
     name = settings.summarizer_model or DEFAULT_MODELS["anthropic"]
     model = AnthropicModel(anthropic_client(settings), name)
     return LLMSummarizer(settings=settings, counter=counter, model=model)
+
+
+class InMemorySummaryCache:
+    """A process-local `SummaryCache` (the service uses the database one)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, SummaryResult] = {}
+
+    async def get(self, key: str) -> SummaryResult | None:
+        return self.entries.get(key)
+
+    async def put(self, key: str, result: SummaryResult) -> None:
+        self.entries.setdefault(key, result)

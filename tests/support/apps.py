@@ -25,6 +25,7 @@ def make_settings(db_url: str, **overrides: Any) -> Settings:
         "gemini_api_key": None,
         "gemini_base_url": None,
         "models_file": None,
+        "summarizer_template": None,
         # Folds as the budget needs them, waited for by the request that needs them: the
         # semantics most tests check; tests of folds ahead of need set their own.
         "fold_ahead": 1.0,
