@@ -3,6 +3,7 @@ numbers, the preview slider, tenant isolation, error states, actions, screenshot
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Iterator
@@ -11,8 +12,20 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import func, select, update
 
-from tests.inspector.conftest import DEMO, FOLD_DUE, KEY_A, KEY_B, SECRET, SEEDED
+from app.core.db import create_engine
+from app.models import Session, Summary
+from tests.inspector.conftest import (
+    DATABASE_URLS,
+    DEMO,
+    FOLD_DUE,
+    KEY_A,
+    KEY_B,
+    SECRET,
+    SEEDED,
+    off_loop,
+)
 from tests.inspector.pages import api, listed, number, open_groups, open_session, sign_in
 from tests.support.servers import ROOT, Server
 
@@ -349,3 +362,44 @@ def test_screenshots(browser: Any, server: Server, request: pytest.FixtureReques
         context.close()
     for path in Path(SCREENSHOTS).glob("inspector-*.png"):
         assert path.stat().st_size < 300_000, path
+
+
+async def _bill_newest_summary(database_url: str, session_id: str, usage: dict[str, Any]) -> None:
+    """Give the session's newest summary version the usage of an LLM fold (the server under
+    test has no provider to fold with)."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            pk = select(Session.pk).where(Session.external_id == session_id).scalar_subquery()
+            newest = select(func.max(Summary.version)).where(Summary.session_id == pk)
+            await connection.execute(
+                update(Summary)
+                .where(Summary.session_id == pk, Summary.version == newest.scalar_subquery())
+                .values(usage=usage, method="llm", model="claude-sonnet-4-6")
+            )
+    finally:
+        await engine.dispose()
+
+
+def test_each_summary_version_shows_what_its_fold_was_billed(page: Any, server: Server) -> None:
+    session_id = "billed-fold"
+    with httpx.Client(
+        base_url=server.base_url, headers={"Authorization": f"Bearer {KEY_A}"}, timeout=30
+    ) as alpha:
+        alpha.post("/sessions", json={"id": session_id}).raise_for_status()
+        turns = [{"role": "user", "content": f"step {i}: " + "detail " * 40} for i in range(12)]
+        alpha.post(f"/sessions/{session_id}/messages", json={"messages": turns})
+        alpha.post(f"/sessions/{session_id}/summarize", json={}).raise_for_status()
+    usage = {
+        "input_tokens": 412, "cache_read_tokens": 48_210, "cache_write_tokens": 0,
+        "output_tokens": 596, "prompt": "cached_prefix", "prompt_note": None,
+    }  # fmt: skip
+    off_loop(asyncio.run, _bill_newest_summary(DATABASE_URLS[server.base_url], session_id, usage))
+    (version,) = api(server, f"/sessions/{session_id}/summaries")["summaries"]
+    assert version["usage"] == usage
+    open_session(page, server, session_id)
+    shown = page.locator("#history .usage[data-prompt=cached_prefix]")
+    shown.wait_for()
+    text = shown.inner_text()
+    assert "on the cached prefix" in text and "claude-sonnet-4-6" in text
+    assert all(f"{n:,}" in text for n in (412, 48_210, 596))
