@@ -163,3 +163,15 @@ async def test_the_setting_off_folds_fresh_without_a_note(
     usage = (await landed(client))["usage"]
     assert (usage["prompt"], usage["prompt_note"]) == ("fresh", None)
     assert usage["cache_read_tokens"] == 0
+
+
+async def test_hybrid_asks_its_narrative_on_the_prefix_too(
+    make_client: MakeClient, fake: FakeAnthropic
+) -> None:
+    client = await llm_client(make_client, fake, strategy="hybrid")
+    served = await serve_until_fold(client, fake)
+    (request,) = fake.requests
+    assert request.body["messages"][:-1] == served["messages"]
+    version = await landed(client)
+    assert version["method"] == "hybrid" and version["usage"]["prompt"] == "cached_prefix"
+    assert version["text"].endswith("Narrative:\nTask progress: folded.")
