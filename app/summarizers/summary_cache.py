@@ -1,8 +1,9 @@
 """Content-hash cache around a summarizer: the same input is never summarized twice.
 
 Key = sha256 over (strategy, model, prompt version, previous summary, messages as canonical
-JSON, focus, max_summary_tokens). Message ids, seqs and stored token counts are left out on
-purpose: the same conversation posted twice (or to two sessions) is the same input.
+JSON, focus, max_summary_tokens; the provider when it is not `anthropic`). Message ids, seqs and
+stored token counts are left out on purpose: the same conversation posted twice (or to two
+sessions) is the same input.
 Only successful `llm` / `hybrid` results are stored; a fallback is retried next time.
 """
 
@@ -33,8 +34,13 @@ def canonical_messages(messages: Sequence[Message]) -> list[dict[str, object]]:
     ]
 
 
-def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
-    payload = {
+def cache_key(
+    strategy: str, model: str | None, request: SummaryRequest, provider: str = "anthropic"
+) -> str:
+    """The provider is in the key only when it is not `anthropic`: one model name may be served
+    by two providers (an OpenAI-compatible server), and the keys written before there were
+    other providers stay valid."""
+    payload: dict[str, object] = {
         "strategy": strategy,
         "model": model,
         "prompt": PROMPT_VERSION,
@@ -45,21 +51,30 @@ def cache_key(strategy: str, model: str | None, request: SummaryRequest) -> str:
     }
     if request.task_pinned:  # only when set: the keys written before it stay valid
         payload["task_pinned"] = True
+    if provider != "anthropic":
+        payload["provider"] = provider
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 class CachingSummarizer:
     def __init__(
-        self, inner: Summarizer, cache: SummaryCache, *, strategy: str, model: str | None
+        self,
+        inner: Summarizer,
+        cache: SummaryCache,
+        *,
+        strategy: str,
+        model: str | None,
+        provider: str = "anthropic",
     ) -> None:
         self.inner = inner
         self.cache = cache
         self.strategy = strategy
         self.model = model
+        self.provider = provider
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        key = cache_key(self.strategy, self.model, request)
+        key = cache_key(self.strategy, self.model, request, self.provider)
         hit = await self.cache.get(key)
         if hit is not None:
             return replace(hit, cached=True)
