@@ -6,6 +6,7 @@ from typing import Any
 
 from app.core.settings import Settings
 from app.engine.types import Message
+from app.summarizers.base import SummaryResult
 from app.summarizers.factory import DEFAULT_MODELS
 from app.summarizers.llm import LLMSummarizer
 from app.summarizers.models.anthropic import AnthropicModel, anthropic_client
@@ -42,3 +43,16 @@ def anthropic_summarizer(settings: Settings, counter: TokenCounter) -> LLMSummar
     name = settings.summarizer_model or DEFAULT_MODELS["anthropic"]
     model = AnthropicModel(anthropic_client(settings), name)
     return LLMSummarizer(settings=settings, counter=counter, model=model)
+
+
+class InMemorySummaryCache:
+    """A process-local `SummaryCache` (the service uses the database one)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, SummaryResult] = {}
+
+    async def get(self, key: str) -> SummaryResult | None:
+        return self.entries.get(key)
+
+    async def put(self, key: str, result: SummaryResult) -> None:
+        self.entries.setdefault(key, result)

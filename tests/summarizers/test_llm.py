@@ -17,7 +17,12 @@ from app.summarizers.rule import PINNED_TASK
 from app.summarizers.summary_cache import cache_key, canonical_messages
 from app.tokens.base import TokenCounter
 from app.tokens.counter import TiktokenCounter
-from tests.summarizers.helpers import anthropic_summarizer, conversation, llm_settings
+from tests.summarizers.helpers import (
+    InMemorySummaryCache,
+    anthropic_summarizer,
+    conversation,
+    llm_settings,
+)
 from tests.support.fake_anthropic import FakeAnthropic, Recorded
 
 SECRET = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -219,19 +224,6 @@ class TestChunking:
         await llm.llm.close()
         assert result.method == "fallback"
         assert all(f"Never drop rule {n}." in result.text for n in range(8))
-
-
-class InMemorySummaryCache:
-    """A process-local `SummaryCache` (the service uses the database one)."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, SummaryResult] = {}
-
-    async def get(self, key: str) -> SummaryResult | None:
-        return self.entries.get(key)
-
-    async def put(self, key: str, result: SummaryResult) -> None:
-        self.entries.setdefault(key, result)
 
 
 async def summarize_once(
