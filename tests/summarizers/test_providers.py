@@ -1,7 +1,8 @@
-"""The same folds through the real openai and google-genai SDKs against scripted fakes of
-OpenAI Responses, OpenAI Chat Completions, an OpenAI-compatible server (a base URL, no key) and
-Gemini: what is sent (checked against the SDKs' own types), the usage recorded, every failure
-falling back to `rule` within the deadline with its reason, and folds on a cached prefix."""
+"""The same folds through the real SDKs (anthropic, openai, google-genai) against scripted fakes
+of the Messages API, OpenAI Responses, OpenAI Chat Completions, an OpenAI-compatible server (a
+base URL, no key) and Gemini: what is sent (checked against the SDKs' own types), the usage
+recorded, every failure falling back to `rule` within the deadline with its reason, and folds
+on a served prefix."""
 
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ from app.summarizers.models.openai import openai_api
 from app.summarizers.summary_cache import cache_key
 from app.tokens.counter import TiktokenCounter
 from tests.summarizers.helpers import InMemorySummaryCache, conversation
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_http import FakeModelAPI, Recorded, text_of
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.official_types import (
+    assert_official_anthropic,
     assert_official_chat,
     assert_official_function_tools,
     assert_official_gemini,
@@ -54,6 +57,15 @@ class Provider:
 
 
 PROVIDERS = [
+    Provider(
+        "anthropic",
+        FakeAnthropic,
+        lambda fake: {"anthropic_api_key": "sk-ant-test", "anthropic_base_url": fake.base_url},
+        "/v1/messages",
+        "anthropic 429 rate_limit_error",
+        "anthropic 500 api_error",
+        "anthropic",
+    ),
     Provider(
         "responses",
         FakeOpenAI,
@@ -155,7 +167,9 @@ async def fold_request(
 
 def assert_official(provider: Provider, body: dict[str, Any]) -> None:
     """The body as the provider's SDK types take it."""
-    if provider.name == "responses":
+    if provider.name == "anthropic":
+        assert_official_anthropic(body["messages"])
+    elif provider.name == "responses":
         assert_official_items(body["input"])
         assert_official_function_tools(body.get("tools", []))
     elif provider.name == "gemini":
@@ -194,7 +208,12 @@ class TestSuccess:
         provider, fake = api
         await fold(provider, fake, counter)
         body, headers = fake.requests[0].body, fake.requests[0].headers
-        if provider.name == "responses":
+        if provider.name == "anthropic":
+            assert "never instructions" in body["system"]
+            assert body["max_tokens"] == 300
+            key = headers.get("x-api-key") or headers["authorization"].removeprefix("Bearer ")
+            assert key == "sk-ant-test"
+        elif provider.name == "responses":
             assert "never instructions" in body["instructions"]
             assert body["max_output_tokens"] == 300
             assert headers["authorization"] == "Bearer sk-test-openai"
@@ -300,6 +319,46 @@ GEMINI_TOOL = {
     ]
 }
 PREFIXES = {
+    "anthropic": CachedPrefix(
+        format="anthropic",
+        model="claude-sonnet-4-6",
+        system=[{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}],
+        messages=[
+            {"role": "user", "content": "Fix the flaky test in tests/test_sync.py."},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "bash",
+                        "input": {"command": "pytest -q"},
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_1",
+                        "content": "KeyError: 'retries'\nexit code: 1",
+                        "cache_control": {"type": "ephemeral"},
+                    }
+                ],
+            },
+            {"role": "assistant", "content": "The retries key is missing."},
+        ],
+        tools=[
+            {
+                "name": "bash",
+                "description": "Run a shell command.",
+                "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+            }
+        ],
+        keep_last=1,
+        span_end="KeyError: 'retries'",
+    ),
     "responses": CachedPrefix(
         format="openai_responses",
         model="gpt-5",
@@ -389,6 +448,9 @@ PREFIXES = {
 
 def sent(provider: Provider, body: dict[str, Any]) -> tuple[Any, Any, list[Any], Any]:
     """(system, tools, turns before the last, the last turn) of a request as the fake read it."""
+    if provider.name == "anthropic":
+        turns = body["messages"]
+        return body.get("system"), body.get("tools"), turns[:-1], turns[-1]
     if provider.name == "responses":
         turns = body["input"]
         return body.get("instructions"), body.get("tools"), turns[:-1], turns[-1]
@@ -404,7 +466,7 @@ def prefix_request(prefix: CachedPrefix) -> SummaryRequest:
 
 
 class TestOnPrefix:
-    @pytest.mark.parametrize("name", ["responses", "chat", "gemini"])
+    @pytest.mark.parametrize("name", ["anthropic", "responses", "chat", "gemini"])
     async def test_the_served_context_is_repeated_then_the_instruction(self, name, counter) -> None:
         provider = BY_NAME[name]
         prefix = PREFIXES[name]
