@@ -72,6 +72,8 @@ class GeminiModel:
             system_instruction=prompt.system if isinstance(prompt.system, str) else None,
             tools=list(prompt.tools) if prompt.tools else None,
             max_output_tokens=max_tokens,  # thinking counts against it too
+            # One request: the served tools are there to be read, never called by the SDK.
+            automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
         )
         response = await self.client.aio.models.generate_content(
             model=prompt.model,
