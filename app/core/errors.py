@@ -71,6 +71,10 @@ class UnknownModel(FoldwiseError, status_code=422, code="unknown_model"):
     """A model the registry does not know (GET /models lists them)."""
 
 
+class SummarizerNotAllowed(FoldwiseError, status_code=422, code="summarizer_not_allowed"):
+    """A `summarizer` setting the server does not allow (FOLDWISE_SUMMARIZER_MODELS)."""
+
+
 class BudgetTooSmall(FoldwiseError, status_code=422, code="budget_too_small"):
     """A budget that cannot hold the system prompt, the tools and a (truncated) newest turn."""
 

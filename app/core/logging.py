@@ -10,7 +10,8 @@ Logs never hold message content, summaries, tool inputs or keys, at any level (S
 Foldwise's own records carry ids, counts and error types only. Third-party libraries are held
 back where their records below WARNING carry request data:
 
-- the Anthropic SDK logs each request's options at DEBUG: the body, i.e. the transcript;
+- the Anthropic SDK logs each request's options at DEBUG: the body, i.e. the transcript (the
+  openai and google-genai SDKs are held back alike);
 - httpx / httpcore (and the SDK's httpx2 / httpcore2) trace requests and response headers;
 - aiosqlite logs each call with its parameters, asyncpg its protocol traffic;
 - SQLAlchemy logs result rows at DEBUG and statements at INFO: statements are kept at
@@ -45,6 +46,7 @@ _BARE = re.compile(r"[\w.:/@+\->{}]+")
 QUIET_LOGGERS = (
     "anthropic",
     "openai",
+    "google_genai",
     "httpx",
     "httpx2",
     "httpcore",

@@ -83,11 +83,12 @@ class Settings(BaseSettings, ContextSettings):
     summary_input_tokens: int = Field(60_000, ge=1000)
     """largest span sent to the LLM at once; longer spans fold in chunks"""
     anthropic_api_key: SecretStr | None = Field(None, validation_alias="ANTHROPIC_API_KEY")
-    """enables the LLM summarizer"""
+    """enables the `anthropic` summarizer"""
     anthropic_base_url: str | None = Field(None, validation_alias="ANTHROPIC_BASE_URL")
     """proxy / gateway for the Anthropic API"""
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
-    """lets exact mode ask OpenAI's count endpoint"""
+    """enables the `openai` summarizer (sent to `FOLDWISE_SUMMARIZER_BASE_URL` too, when set),
+    and lets exact mode ask OpenAI's count endpoint"""
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
     """proxy / gateway for the OpenAI API"""
     gemini_api_key: SecretStr | None = Field(None, validation_alias="GEMINI_API_KEY")

@@ -23,7 +23,7 @@ from app.core.settings import Settings
 from app.core.tracing import current_links, span
 from app.engine.fold_policy import FoldPolicy
 from app.services.folds import FoldCoordinator, FoldJob, FoldOutcome
-from app.summarizers.factory import has_llm, resolve_strategy
+from app.summarizers.factory import resolve_strategy, unavailable
 
 log = get_logger("foldwise.fold")
 
@@ -34,11 +34,16 @@ class _Running:
     started: float  # time.monotonic()
 
 
-def fold_policy(settings: Settings, strategy: str | None) -> FoldPolicy:
-    """The fold policy (app/engine/fold_policy.py) for a session's summarizer `strategy`:
-    the configured `fold_ahead` / `fold_hard_wait_s`, else the defaults for a fold that calls
-    an LLM or one that does not."""
-    calls_llm = resolve_strategy(strategy, settings) != "rule" and has_llm(settings)
+def fold_policy(
+    settings: Settings, strategy: str | None, summarizer: str | None = None
+) -> FoldPolicy:
+    """The fold policy (app/engine/fold_policy.py) for a session's summarizer `strategy` and
+    `summarizer` choice: the configured `fold_ahead` / `fold_hard_wait_s`, else the defaults
+    for a fold that calls an LLM or one that does not."""
+    calls_llm = (
+        resolve_strategy(strategy, settings, summarizer) != "rule"
+        and unavailable(settings, summarizer) is None
+    )
     return FoldPolicy(calls_llm, settings.fold_ahead, settings.fold_hard_wait_s)
 
 

@@ -194,7 +194,8 @@ class ContextAssembler:
             job = None if fold else self._fold_job(snapshot, result, options, mode)
             last = round_number == MAX_FOLD_ROUNDS
             state = self._fold_state(snapshot, result, options, mode, job, fold is not None, last)
-            decision = decide(state, fold_policy(self.settings, snapshot.context_settings.strategy))
+            chosen = snapshot.context_settings
+            decision = decide(state, fold_policy(self.settings, chosen.strategy, chosen.summarizer))
             if decision.action == "ahead":
                 await self._fold_ahead(snapshot, info, options, anchor, result)
             if job is None or decision.action in ("serve", "ahead"):
@@ -332,7 +333,7 @@ class ContextAssembler:
     ) -> FoldJob:
         """`job` with the context this request serves as the prefix to fold on, when that
         context is in the provider's cache (app/services/fold_prefix.py)."""
-        strategy = resolve_strategy(job.strategy, self.settings)
+        strategy = resolve_strategy(job.strategy, self.settings, job.summarizer)
         if not self.settings.summarizer_cached_prefix or strategy == "rule":
             return job
         model = options.model or snapshot.session_model
@@ -348,7 +349,7 @@ class ContextAssembler:
     ) -> tuple[Snapshot | None, DryRunFold]:
         """`snapshot` as it will be once `job` is folded, the summary computed and not stored;
         (None, skipped) when computing it would call an external model (`skip`)."""
-        strategy = resolve_strategy(job.strategy, self.settings)
+        strategy = resolve_strategy(job.strategy, self.settings, job.summarizer)
         if decision.action == "skip":
             return None, DryRunFold("skipped", len(job.messages), strategy)
         result = await self._coordinator(info).summarize(job)

@@ -76,6 +76,7 @@ class SummarizerFactory(Protocol):
         settings: Settings,
         counter: TokenCounter,
         cache: SummaryCache | None,
+        summarizer: str | None = None,
     ) -> AbstractAsyncContextManager[Summarizer]: ...
 
 
@@ -269,16 +270,19 @@ class FoldCoordinator:
             prefix=job.prefix,
             prefix_note=job.prefix_note,
         )
-        SUMMARIZER_CALLS.labels(resolve_strategy(strategy, self.settings)).inc()
+        concrete = resolve_strategy(strategy, self.settings, job.summarizer)
+        SUMMARIZER_CALLS.labels(concrete).inc()
         factory = self.summarizer_factory(
-            strategy, settings=self.settings, counter=self.counter, cache=cache
+            strategy,
+            settings=self.settings,
+            counter=self.counter,
+            cache=cache,
+            summarizer=job.summarizer,
         )
         # The rule summarizer is pure CPU (no client, no cache): it runs in a worker thread
         # with a loop of its own, so a large fold never stalls this process's event loop.
         # Injected summarizers (tests) may hold loop-bound state and run here.
-        offload = self.summarizer_factory is open_summarizer and (
-            resolve_strategy(strategy, self.settings) == "rule"
-        )
+        offload = self.summarizer_factory is open_summarizer and concrete == "rule"
         async with factory as summarizer:
             with span("foldwise.summarize", session=job.session_id, strategy=strategy or "auto",
                       messages=len(job.messages)) as record:  # fmt: skip

@@ -28,6 +28,7 @@ from app.schemas.sessions import (
     SessionUpdate,
     SortOrder,
 )
+from app.summarizers.factory import require_allowed
 from app.tokens.registry import ModelRegistry
 
 CURSOR_KIND = "s1"  # session pages in creation order, by surrogate key
@@ -175,12 +176,14 @@ class SessionService:
     async def create(self, body: SessionCreate) -> SessionRead:
         model = body.model or self.settings.default_model
         self.registry.get(model)  # UnknownModel (422) before anything is stored
+        settings = body.settings.model_dump(exclude_none=True)
+        require_allowed(self.settings, settings.get("summarizer"))
         row = await self.repo.create(
             body.id or str(uuid.uuid4()),
             model=model,
             system_prompt=body.system_prompt,
             tools=validate_tools(body.tools) if body.tools is not None else None,
-            settings=body.settings.model_dump(exclude_none=True),
+            settings=settings,
             meta=body.metadata,
             last_context={},
         )
@@ -228,6 +231,7 @@ class SessionService:
         if "settings" in changes:
             merged = dict(row.settings or {})
             overrides = body.settings.model_dump(exclude_unset=True) if body.settings else {}
+            require_allowed(self.settings, overrides.get("summarizer"))
             for key, value in overrides.items():
                 if value is None:
                     merged.pop(key, None)

@@ -51,6 +51,7 @@ class _Folded:
     text: str
     prompt: PromptKind
     note: str | None
+    model: str  # a fold on the prefix asks the conversation's model, whose cache it reads
 
 
 class LLMSummarizer:
@@ -89,7 +90,7 @@ class LLMSummarizer:
             text=text,
             tokens=self.counter.count_text(text),
             method="llm",
-            model=self.model,
+            model=folded.model,
             usage=spent.usage,
             prompt=folded.prompt,
             prompt_note=folded.note,
@@ -104,12 +105,13 @@ class LLMSummarizer:
     async def _fold(self, request: SummaryRequest, spent: Spent) -> _Folded:
         prefix = request.prefix
         if prefix is not None and prefix.format in self.llm.formats:
-            return _Folded(await self._on_prefix(prefix, request, spent), "cached_prefix", None)
+            text = await self._on_prefix(prefix, request, spent)
+            return _Folded(text, "cached_prefix", None, prefix.model)
         note = request.prefix_note
         if prefix is not None:
-            served, speaks = prefix.format, self.llm.provider
-            note = f"the context was served as {served}; the summarizer speaks {speaks}"
-        return _Folded(await self._fresh(request, spent), "fresh", note)
+            provider = self.llm.provider
+            note = f"the {provider} summarizer does not fold on a context served as {prefix.format}"
+        return _Folded(await self._fresh(request, spent), "fresh", note, self.model)
 
     async def _on_prefix(self, prefix: CachedPrefix, request: SummaryRequest, spent: Spent) -> str:
         """One request: the served context as sent, then the instruction. The prefix is sent

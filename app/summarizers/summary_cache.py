@@ -1,11 +1,12 @@
 """Content-hash cache around a summarizer: the same input is never summarized twice.
 
 Key = sha256 over (strategy, model, prompt version, previous summary, messages as canonical
-JSON, focus, max_summary_tokens). Message ids, seqs and stored token counts are left out on
-purpose: the same conversation posted twice (or to two sessions) is the same input. The prompt
-version is `Instructions.version`: PROMPT_VERSION, with the template's sha256 when
-FOLDWISE_SUMMARIZER_TEMPLATE is set, so an edited template never serves summaries written under
-the old one (without a template, the keys stay those written before templates existed).
+JSON, focus, max_summary_tokens; the provider when it is not `anthropic`). Message ids, seqs and
+stored token counts are left out on purpose: the same conversation posted twice (or to two
+sessions) is the same input. The prompt version is `Instructions.version`: PROMPT_VERSION,
+with the template's sha256 when FOLDWISE_SUMMARIZER_TEMPLATE is set, so an edited template never
+serves summaries written under the old one (without a template, the keys stay those written
+before templates existed).
 Only successful `llm` / `hybrid` results are stored; a fallback is retried next time.
 """
 
@@ -37,9 +38,16 @@ def canonical_messages(messages: Sequence[Message]) -> list[dict[str, object]]:
 
 
 def cache_key(
-    strategy: str, model: str | None, request: SummaryRequest, prompt: str = PROMPT_VERSION
+    strategy: str,
+    model: str | None,
+    request: SummaryRequest,
+    prompt: str = PROMPT_VERSION,
+    provider: str = "anthropic",
 ) -> str:
-    payload = {
+    """The provider is in the key only when it is not `anthropic`: one model name may be served
+    by two providers (an OpenAI-compatible server), and the keys written before there were
+    other providers stay valid."""
+    payload: dict[str, object] = {
         "strategy": strategy,
         "model": model,
         "prompt": prompt,
@@ -50,6 +58,8 @@ def cache_key(
     }
     if request.task_pinned:  # only when set: the keys written before it stay valid
         payload["task_pinned"] = True
+    if provider != "anthropic":
+        payload["provider"] = provider
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -63,6 +73,7 @@ class CachingSummarizer:
         strategy: str,
         model: str | None,
         prompt: str = PROMPT_VERSION,
+        provider: str = "anthropic",
     ) -> None:
         """`prompt`: the version of the instructions `inner` follows (`Instructions.version`)."""
         self.inner = inner
@@ -70,9 +81,10 @@ class CachingSummarizer:
         self.strategy = strategy
         self.model = model
         self.prompt = prompt
+        self.provider = provider
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        key = cache_key(self.strategy, self.model, request, self.prompt)
+        key = cache_key(self.strategy, self.model, request, self.prompt, self.provider)
         hit = await self.cache.get(key)
         if hit is not None:
             return replace(hit, cached=True)

@@ -15,6 +15,7 @@ import pytest
 from tests.support.apps import MakeClient
 from tests.support.factories import append, create_session, turns
 from tests.support.fake_anthropic import FakeAnthropic, Recorded
+from tests.support.summary_history import landed
 
 BUDGET = 3000
 SYSTEM = "You are a careful coding agent."
@@ -69,15 +70,6 @@ async def serve_until_fold(
                 return served
             await asyncio.sleep(0.01)
     raise AssertionError("no fold started")
-
-
-async def landed(client: httpx.AsyncClient) -> dict[str, Any]:
-    for _ in range(250):
-        page = (await client.get("/sessions/s/summaries")).json()["summaries"]
-        if page:
-            return dict(page[0])
-        await asyncio.sleep(0.02)
-    raise AssertionError("the fold did not land")
 
 
 async def test_a_fold_repeats_the_served_context_and_records_cache_reads(
@@ -143,7 +135,10 @@ async def test_a_span_never_served_before_folds_on_a_fresh_prompt(
     ("params", "note"),
     [
         ({"format": "raw"}, "the context is served as raw, not a provider's format"),
-        ({"format": "openai"}, "the context was served as openai; the summarizer speaks anthropic"),
+        (
+            {"format": "openai"},
+            "the anthropic summarizer does not fold on a context served as openai",
+        ),
     ],
 )
 async def test_a_context_the_summarizer_cannot_repeat_folds_fresh(

@@ -7,9 +7,9 @@ from typing import Any
 from app.core.settings import Settings
 from app.engine.types import Message
 from app.summarizers.base import SummaryResult
-from app.summarizers.factory import DEFAULT_MODELS, anthropic_client
+from app.summarizers.factory import DEFAULT_MODELS
 from app.summarizers.llm import LLMSummarizer
-from app.summarizers.models.anthropic import AnthropicModel
+from app.summarizers.models.anthropic import AnthropicModel, anthropic_client
 from app.tokens.base import TokenCounter
 
 

@@ -10,14 +10,13 @@ Messages API:
 
 `n` is `count(request)`: by default a function of the request body, so a changed message
 gets another count. Behaviours, taken from `script` in order, then `default`: `ok`,
-`delay:<seconds>` (then ok), `hang`, `malformed` (a truncated JSON body), `no_count` (valid
-JSON without `input_tokens`), or an HTTP status (`429`, `500`, …) with the provider's error
-body.
+`delay:<seconds>` (then ok), `hang` (both the server's own), `malformed` (a truncated JSON
+body), `no_count` (valid JSON without `input_tokens`), or an HTTP status (`429`, `500`, …)
+with the provider's error body.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,11 +50,6 @@ class FakeCounts(FakeAnthropic):
     ) -> tuple[int, dict[str, str], bytes]:
         path = request.path.split("?")[0]
         openai = path == OPENAI_COUNT_PATH
-        if behaviour == "hang":
-            await asyncio.Event().wait()
-        if behaviour.startswith("delay:"):
-            await asyncio.sleep(float(behaviour.removeprefix("delay:")))
-            behaviour = "ok"
         if behaviour == "malformed":
             return 200, {}, b'{"input_tokens": 1'
         if behaviour == "no_count":

@@ -48,6 +48,7 @@ class RecordingSummarizer:
         settings: Settings,
         counter: TokenCounter,
         cache: SummaryCache | None,
+        summarizer: str | None = None,
     ) -> AsyncIterator[Summarizer]:
         yield _Bound(self, strategy, counter)
 

@@ -16,6 +16,7 @@ from app.schemas.context import (
 from app.services.context import ContextAssembler, ContextOptions
 from app.services.read_path import ReadPath
 from app.services.response_cache import ResponseCache, serve_context
+from app.summarizers.factory import require_allowed
 
 router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 
@@ -53,13 +54,15 @@ async def _context(
     response_cache: ResponseCache,
     query: ContextQuery,
 ) -> Response:
+    overrides = query.model_dump(include=set(SETTINGS_KEYS), exclude_none=True)
+    require_allowed(assembler.settings, overrides.get("summarizer"))
     options = ContextOptions(
         model=query.model,
         max_tokens=query.max_tokens,
         format=query.format,
         mode="never" if query.preview else query.summarize,
         explain=query.explain,
-        overrides=query.model_dump(include=set(SETTINGS_KEYS), exclude_none=True),
+        overrides=overrides,
         record_served=not (query.preview or query.dry_run),
         dry_run=query.dry_run,
     )

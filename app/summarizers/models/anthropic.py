@@ -7,8 +7,20 @@ from typing import Any
 
 import anthropic
 
+from app.core.settings import Settings
 from app.summarizers.base import CachedPrefix, ModelUsage
-from app.summarizers.models.base import Prompt, Reply, user_turn
+from app.summarizers.models.base import Prompt, Reply, repeat_prefix, user_turn
+
+
+def anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
+    """The SDK client for the summarizers: the configured key and endpoint, few retries."""
+    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    return anthropic.AsyncAnthropic(
+        api_key=key,
+        base_url=settings.anthropic_base_url,
+        max_retries=settings.summary_max_retries,
+        timeout=settings.summary_timeout_s,
+    )
 
 
 class AnthropicModel:
@@ -24,8 +36,7 @@ class AnthropicModel:
         return Prompt(self.model, system, [user_turn(prompt)])
 
     def on_prefix(self, prefix: CachedPrefix, instruction: str) -> Prompt:
-        messages = [*prefix.messages, user_turn(instruction)]
-        return Prompt(prefix.model, prefix.system, messages, prefix.tools)
+        return repeat_prefix(prefix, user_turn(instruction))
 
     async def complete(self, prompt: Prompt, max_tokens: int) -> Reply:
         extra: dict[str, Any] = {"system": prompt.system} if prompt.system else {}

@@ -58,3 +58,10 @@ class SummaryModel(Protocol):
 def user_turn(text: str) -> dict[str, Any]:
     """The instruction as the last user turn of a chat-shaped API (Anthropic, OpenAI)."""
     return {"role": "user", "content": text}
+
+
+def repeat_prefix(prefix: CachedPrefix, last_turn: dict[str, Any]) -> Prompt:
+    """The served context unchanged (its model, system, messages and tools: the provider's cache
+    matches it only whole), then one more turn. The model is the prefix's: a prompt cache is per
+    model, so another model would pay the full price for the same tokens."""
+    return Prompt(prefix.model, prefix.system, [*prefix.messages, last_turn], prefix.tools)
