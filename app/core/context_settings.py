@@ -24,6 +24,8 @@ from app.core.limits import MAX_SQL_INT
 
 SummaryPlacement = Literal["system", "messages"]
 Strategy = Literal["auto", "rule", "llm", "hybrid"]
+# A summarizer choice: `provider` or `provider:model`.
+SUMMARIZER_PATTERN = r"^(anthropic|openai|gemini)(:[^\s:][^\s]{0,127})?$"
 
 
 class ContextSettings(BaseModel):
@@ -44,9 +46,7 @@ class ContextSettings(BaseModel):
     """`system` (appended to the system prompt) or `messages` (a synthetic pair)"""
     strategy: Strategy = "auto"
     """summarizer: `auto`, `rule`, `llm`, `hybrid`"""
-    summarizer: str | None = Field(
-        None, pattern=r"^(anthropic|openai|gemini)(:[^\s:][^\s]{0,127})?$"
-    )
+    summarizer: str | None = Field(None, pattern=SUMMARIZER_PATTERN)
     """the LLM summarizer's `provider` or `provider:model` (`openai:gpt-5-mini`), one the
     server allows (`FOLDWISE_SUMMARIZER_MODELS`); none: the server's
     `FOLDWISE_SUMMARIZER_PROVIDER` and `_MODEL`"""

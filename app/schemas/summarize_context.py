@@ -6,8 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.context_settings import SUMMARIZER_PATTERN
 from app.schemas.input_types import MessageJson, Text
 from app.schemas.posted import PostedConversation
+from app.schemas.summaries import SummaryUsage
 
 
 class SummarizeRequest(PostedConversation):
@@ -25,6 +27,12 @@ class SummarizeRequest(PostedConversation):
         None, ge=50, le=100_000, description="Default: FOLDWISE_MAX_SUMMARY_TOKENS."
     )
     instructions: Text | None = Field(None, description="What the summary must keep (a focus).")
+    summarizer: str | None = Field(
+        None,
+        pattern=SUMMARIZER_PATTERN,
+        description="`provider` or `provider:model` the server allows "
+        "(FOLDWISE_SUMMARIZER_MODELS); default: FOLDWISE_SUMMARIZER_PROVIDER and _MODEL.",
+    )
 
 
 class SummarizeResponse(BaseModel):
@@ -35,3 +43,7 @@ class SummarizeResponse(BaseModel):
     input_messages: int
     input_tokens: int
     cached: bool
+    model: str | None = Field(None, description="The LLM that was asked; null for rule.")
+    usage: SummaryUsage | None = Field(
+        None, description="What the LLM call was billed for; null when none was made."
+    )

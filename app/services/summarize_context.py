@@ -41,6 +41,7 @@ async def summarize_transcript(
     instructions: str | None = None,
     cache: SummaryCache | None = None,
     counter: TiktokenCounter | None = None,
+    summarizer: str | None = None,
 ) -> dict[str, Any]:
     """Fold `previous_summary` + `messages` into one summary; the summarize response
     (docs/reference.md §Routes) as a dict."""
@@ -54,11 +55,11 @@ async def summarize_transcript(
         focus=instructions or None,
     )
     async with open_summarizer(
-        strategy, settings=settings, counter=counter, cache=cache
-    ) as summarizer:
+        strategy, settings=settings, counter=counter, cache=cache, summarizer=summarizer
+    ) as folding:
         with span("foldwise.summarize", session="-", strategy=strategy or "auto",
                   messages=len(folded)) as record:  # fmt: skip
-            result = await summarizer.summarize(request)
+            result = await folding.summarize(request)
             record_summary(record, result)
     note_fallback(result, "-")
     return {
@@ -69,4 +70,6 @@ async def summarize_transcript(
         "input_messages": len(folded),
         "input_tokens": sum(m.tokens for m in folded),
         "cached": result.cached,
+        "model": result.model,
+        "usage": result.usage_record(),
     }

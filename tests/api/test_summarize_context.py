@@ -9,6 +9,7 @@ import httpx
 from tests.support.apps import MakeClient
 from tests.support.factories import assert_error
 from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_openai import FakeOpenAI
 
 TRANSCRIPT: list[dict[str, Any]] = [
     {"role": "user", "content": "Fix the failing test. Never edit tests/fixtures/."},
@@ -127,3 +128,27 @@ class TestWithLlm:
         assert body["strategy"] == "rule"
         assert body["fallback"] == "anthropic 529 overloaded_error"
         assert "`pytest -q` → exit 1" in body["summary"]
+
+    async def test_a_chosen_provider_answers_and_its_usage_is_reported(
+        self, make_client: MakeClient
+    ) -> None:
+        fake = FakeOpenAI(reply=lambda request: "Task progress: done.", cached_tokens=7).start()
+        try:
+            client = await make_client(
+                openai_api_key="sk-test",
+                openai_base_url=fake.openai_base_url,
+                summarizer_models=["openai:gpt-5-mini"],
+            )
+            body = (await post(client, strategy="llm", summarizer="openai:gpt-5-mini")).json()
+            refused = await post(client, strategy="llm", summarizer="gemini:gemini-2.5-pro")
+        finally:
+            fake.stop()
+        assert (body["strategy"], body["model"], body["summary"]) == (
+            "llm", "gpt-5-mini", "Task progress: done."
+        )  # fmt: skip
+        assert body["usage"]["prompt"] == "fresh" and body["usage"]["cache_read_tokens"] == 7
+        assert (fake.requests[0].path, fake.requests[0].body["model"]) == (
+            "/v1/responses", "gpt-5-mini"
+        )  # fmt: skip
+        assert_error(refused, 422, "summarizer_not_allowed")
+        assert len(fake.requests) == 1

@@ -9,7 +9,7 @@ from app.repositories.summary_cache import DbSummaryCache
 from app.schemas.common import BODY_ERRORS, ERROR_RESPONSES
 from app.schemas.summarize_context import SummarizeRequest, SummarizeResponse
 from app.services.summarize_context import summarize_transcript
-from app.summarizers.factory import resolve_strategy
+from app.summarizers.factory import require_allowed, resolve_strategy
 
 router = APIRouter(tags=["summarize"], responses=ERROR_RESPONSES)
 
@@ -19,7 +19,8 @@ async def summarize_context(
     body: SummarizeRequest, request: Request, _tenant: Tenant, settings: SettingsDep
 ) -> SummarizeResponse:
     """Stateless: nothing is stored but the content-hash cache of LLM results."""
-    rule = resolve_strategy(body.strategy, settings) == "rule"
+    require_allowed(settings, body.summarizer)
+    rule = resolve_strategy(body.strategy, settings, body.summarizer) == "rule"
     # Every CPU step (counting, the rule summarizer, redaction) runs in a worker thread that
     # stops at the request's deadline (app/core/deadline.py); the LLM call awaits here.
     result = await summarize_transcript(
@@ -30,5 +31,6 @@ async def summarize_context(
         previous_summary=body.previous_summary,
         instructions=body.instructions,
         cache=None if rule else DbSummaryCache(request.app.state.sessionmaker),
+        summarizer=body.summarizer,
     )
     return SummarizeResponse.model_validate(result)

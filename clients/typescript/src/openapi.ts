@@ -1180,6 +1180,11 @@ export interface components {
              * @description What the summary must keep (a focus).
              */
             instructions?: string | null;
+            /**
+             * Summarizer
+             * @description `provider` or `provider:model` the server allows (FOLDWISE_SUMMARIZER_MODELS); default: FOLDWISE_SUMMARIZER_PROVIDER and _MODEL.
+             */
+            summarizer?: string | null;
         };
         /** SummarizeResponse */
         SummarizeResponse: {
@@ -1203,6 +1208,13 @@ export interface components {
             input_tokens: number;
             /** Cached */
             cached: boolean;
+            /**
+             * Model
+             * @description The LLM that was asked; null for rule.
+             */
+            model?: string | null;
+            /** @description What the LLM call was billed for; null when none was made. */
+            usage?: components["schemas"]["SummaryUsage"] | null;
         };
         /**
          * SummaryHistoryItem

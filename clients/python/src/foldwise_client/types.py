@@ -252,6 +252,8 @@ class SummarizeContextResult(TypedDict):
     input_messages: int
     input_tokens: int
     cached: bool
+    model: str | None
+    usage: SummaryUsage | None
 
 
 class ModelInfo(TypedDict):
