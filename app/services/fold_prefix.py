@@ -42,36 +42,34 @@ def with_prefix(
     """`job` with the prefix it may fold on (`served`, the context this request serves, whose
     record is `record`; `previous`, the record of the one served before), or the reason why
     none."""
-    prefix, note = _prefix(job, served, fmt, model, previous, record)
-    return replace(job, prefix=prefix, prefix_note=note)
-
-
-def _prefix(
-    job: FoldJob,
-    served: AssemblyResult,
-    fmt: str,
-    model: str,
-    previous: Any,
-    record: Mapping[str, Any],
-) -> tuple[CachedPrefix | None, str | None]:
     if fmt not in PROVIDER_FORMATS:
-        return None, f"the context is served as {fmt}, not a provider's format"
-    if not extends(previous, record) or previous.get("through_seq", 0) < job.through_seq:
-        return None, "the span was not in the context served before (not in the provider's cache)"
-    span = {m.id for m in job.messages}
-    if span & set(served.pruned):
-        return None, "part of the span was sent pruned"
+        return replace(job, prefix_note=f"the context is served as {fmt}, not a provider's format")
+    note = _unseen(job, served, previous, record)
+    if note is not None:
+        return replace(job, prefix_note=note)
     last = job.messages[-1]
-    at = [i for i, source in enumerate(served.sources) if source == last.id]
-    if not at or not span <= set(served.sources):
-        return None, "part of the span was not sent"
+    at = max(i for i, source in enumerate(served.sources) if source == last.id)
     prefix = CachedPrefix(
         format=fmt,
         model=model,
         system=served.system,
         messages=served.messages,
         tools=served.tools,
-        keep_last=len(served.messages) - 1 - at[-1],
+        keep_last=len(served.messages) - 1 - at,
         span_end=span_end(last),
     )
-    return prefix, None
+    return replace(job, prefix=prefix)
+
+
+def _unseen(
+    job: FoldJob, served: AssemblyResult, previous: Any, record: Mapping[str, Any]
+) -> str | None:
+    """Why the provider has not cached the span as the model saw it, or None."""
+    if not extends(previous, record) or previous.get("through_seq", 0) < job.through_seq:
+        return "the span was not in the context served before (not in the provider's cache)"
+    span = {m.id for m in job.messages}
+    if span & set(served.pruned):
+        return "part of the span was sent pruned"
+    if not span <= set(served.sources):
+        return "part of the span was not sent"
+    return None
