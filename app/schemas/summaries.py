@@ -54,7 +54,9 @@ class SummaryHistoryItem(SummaryState):
     model: str | None
     tokens_in: int = Field(description="Every input token the fold's model calls were sent.")
     tokens_out: int
-    usage: SummaryUsage | None = Field(description="Null when no model was called (rule).")
+    usage: SummaryUsage | None = Field(
+        description="Null when no model was called (rule, or a summary from the summary cache)."
+    )
     stats: dict[str, Any]
     created_at: datetime
 

@@ -83,8 +83,8 @@ class SummaryResult:
 
     def usage_record(self) -> dict[str, Any] | None:
         """What the summary version keeps of the call: its usage and prompt; None when no
-        model was asked (rule, or an LLM strategy without a key)."""
-        if self.prompt is None and not self.usage.tokens_in:
+        model was asked (rule, an LLM strategy without a key, a summary from the cache)."""
+        if self.cached or (self.prompt is None and not self.usage.tokens_in):
             return None
         return {**asdict(self.usage), "prompt": self.prompt, "prompt_note": self.prompt_note}
 
