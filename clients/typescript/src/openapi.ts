@@ -1244,7 +1244,7 @@ export interface components {
             tokens_in: number;
             /** Tokens Out */
             tokens_out: number;
-            /** @description Null when no model was called (rule). */
+            /** @description Null when no model was called (rule, or a summary from the summary cache). */
             usage: components["schemas"]["SummaryUsage"] | null;
             /** Stats */
             stats: {
