@@ -30,6 +30,7 @@ from app.api.routes import (
     summarize_context,
     tokens,
     transfer,
+    turns,
 )
 from app.api.strict_query import reject_unknown_query
 from app.core.db import create_engine, create_sessionmaker
@@ -258,7 +259,7 @@ def create_app(
     app.add_middleware(RequestGuardMiddleware, deadline_s=settings.request_timeout_s)
     app.add_middleware(MetricsMiddleware, access_log=settings.access_log)
 
-    features = (health, sessions, messages, tokens, context, assemble_context, summaries)
+    features = (health, sessions, messages, turns, tokens, context, assemble_context, summaries)
     for module in (*features, calibration, summarize_context, transfer):
         app.include_router(module.router)
     mount_inspector(app)

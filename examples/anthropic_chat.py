@@ -23,11 +23,10 @@ claude = anthropic.Anthropic()  # $ANTHROPIC_API_KEY
 
 
 def chat(session_id: str, text: str, turn_id: str) -> str:
-    # Stored before the call, so the context holds it; the turn's client_ids make a retry of
-    # a failed turn (the same turn_id) store nothing twice.
+    # Stored, and the context to send next (under the budget) read, in one request; the
+    # turn's client_ids make a retry of a failed turn (the same turn_id) store nothing twice.
     user = {"role": "user", "content": text, "client_id": f"{turn_id}:user"}
-    foldwise.append_messages(session_id, [user])
-    ctx = foldwise.context(session_id)  # what to send next, under the budget
+    ctx = foldwise.turn(session_id, [user]).context
     reply = claude.messages.create(**ctx.anthropic_kwargs())
     content = [block.model_dump(exclude_none=True) for block in reply.content]
     answer = {"role": "assistant", "content": content, "client_id": f"{turn_id}:assistant"}

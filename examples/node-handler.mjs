@@ -35,17 +35,20 @@ async function createMessage(params) {
   return response.json();
 }
 
-/** Stores the user's turn, creating the session on its first turn. */
-async function appendUserTurn(sessionId, text, turnId) {
+/**
+ * Stores the user's turn and returns the context to send next, in one request; creates the
+ * session on its first turn.
+ */
+async function takeUserTurn(sessionId, text, turnId) {
   const turn = [{ role: 'user', content: text, client_id: `${turnId}:user` }];
   try {
-    await foldwise.appendMessages(sessionId, turn);
+    return (await foldwise.turn(sessionId, turn)).context; // format: 'anthropic'
   } catch (error) {
     if (!(error instanceof SessionNotFoundError)) throw error;
     await foldwise.createSession({ id: sessionId, system_prompt: SYSTEM_PROMPT }).catch((raced) => {
       if (!(raced instanceof SessionExistsError)) throw raced; // another request created it first
     });
-    await foldwise.appendMessages(sessionId, turn);
+    return (await foldwise.turn(sessionId, turn)).context;
   }
 }
 
@@ -54,8 +57,7 @@ async function appendUserTurn(sessionId, text, turnId) {
  * retry of a failed turn (the same `turnId`) store nothing twice.
  */
 async function chat(sessionId, text, turnId) {
-  await appendUserTurn(sessionId, text, turnId);
-  const context = await foldwise.context(sessionId); // format: 'anthropic'
+  const context = await takeUserTurn(sessionId, text, turnId);
   const reply = await createMessage(context.anthropicParams({ maxTokens: 1024 }));
   const answer = { role: 'assistant', content: reply.content, client_id: `${turnId}:assistant` };
   await foldwise.appendMessages(sessionId, [answer]);

@@ -24,6 +24,7 @@ from app.services.context import ContextAssembler
 from app.services.folds import SummarizerFactory
 from app.services.provider_counts import ProviderCounter
 from app.services.read_path import ReadPath
+from app.services.response_cache import ResponseCache
 from app.tokens.registry import ModelRegistry
 
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
@@ -134,3 +135,11 @@ async def get_assembler(
 
 
 Assembler = Annotated[ContextAssembler, Depends(get_assembler)]
+
+
+async def get_response_cache(request: Request) -> ResponseCache:
+    """The context bodies this replica keeps (app/services/response_cache.py)."""
+    return cast(ReadPath, request.app.state.read_path).responses
+
+
+ResponseCacheDep = Annotated[ResponseCache, Depends(get_response_cache)]

@@ -81,17 +81,24 @@ class ContextResponse(BaseModel):
     dry_run: DryRunRead | None = Field(None, description="Only with dry_run=true.")
 
 
-class ContextQuery(QueryOverrides):
-    """The query of GET /sessions/{id}/context: what to assemble, and any context setting."""
-
-    # Unknown keys never get here: every route refuses them (app/api/strict_query.py).
-    model_config = ConfigDict(extra="ignore")
+class ContextRequest(QueryOverrides):
+    """What to assemble, and any context setting: declared once for GET …/context's query and
+    a turn's `context` (app/schemas/turns.py), which differ only in how they read values."""
 
     model: str | None = None
     max_tokens: int | None = Field(None, ge=1, le=MAX_SQL_INT)
     format: Format = "anthropic"
     summarize: Mode = "auto"
     explain: bool = False
+
+
+class ContextQuery(ContextRequest):
+    """The query of GET /sessions/{id}/context: what to assemble, any context setting, and two
+    ways to look without acting (a turn, which acts, has neither)."""
+
+    # Unknown keys never get here: every route refuses them (app/api/strict_query.py).
+    model_config = ConfigDict(extra="ignore")
+
     preview: bool = Field(
         False,
         description="Look only: implies summarize=never and leaves the session untouched "

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.core.context_settings import ContextSettings, resolve_settings
+from app.core.context_settings import SETTINGS_KEYS, ContextSettings, resolve_settings
 from app.core.db import read_scope
 from app.core.metrics import CONTEXT_LOADS
 from app.core.settings import Settings
@@ -43,6 +43,7 @@ from app.repositories.context_rows import (
     TooLongForTheLoop,
 )
 from app.schemas.common import SummaryState
+from app.schemas.context import ContextRequest
 from app.services.sessions import stored_summary
 from app.tokens.registry import ModelRegistry
 
@@ -59,6 +60,22 @@ class ContextOptions:
     trigger: str | None = None  # history-row trigger; default from the mode
     record_served: bool = True  # remember the estimate for POST …/usage (not for a manual fold)
     dry_run: bool = False  # the fold this request would make, computed and never stored
+
+
+def context_options(
+    request: ContextRequest, *, preview: bool = False, dry_run: bool = False
+) -> ContextOptions:
+    """What GET …/context (with its `preview` and `dry_run`) and a turn ask to be served."""
+    return ContextOptions(
+        model=request.model,
+        max_tokens=request.max_tokens,
+        format=request.format,
+        mode="never" if preview else request.summarize,
+        explain=request.explain,
+        overrides=request.model_dump(include=set(SETTINGS_KEYS), exclude_none=True),
+        record_served=not (preview or dry_run),
+        dry_run=dry_run,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,4 +232,4 @@ class SnapshotLoader:
         return None
 
 
-__all__ = ["ContextOptions", "Snapshot", "SnapshotLoader"]
+__all__ = ["ContextOptions", "Snapshot", "SnapshotLoader", "context_options"]

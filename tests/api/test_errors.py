@@ -76,7 +76,7 @@ class TestDocumentedStatuses:
             for method, operation in item.items()
             if "requestBody" in operation
         ]
-        assert len(with_body) == 9
+        assert len(with_body) == 10
         for method, path in with_body:
             operation = app.openapi()["paths"][path][method]
             assert "400" in operation["responses"], (method, path)

@@ -154,3 +154,23 @@ def test_hook_stores_id_less_state_messages_once(server: Server) -> None:
     assert [m.content for m in first["llm_input_messages"]] == ["hello", "hi", "hello"]
     assert second == first
     assert client.get_session(sid)["message_count"] == 3
+
+
+@pytest.mark.parametrize("size", [1000, 1001])
+async def test_hook_stores_a_long_state_in_batches_then_takes_the_turn(
+    server: Server, size: int
+) -> None:
+    """The last batch (at most MAX_BATCH messages) goes with the context read (POST …/turn),
+    the ones before it are plain appends; sync and async hooks agree."""
+    client, async_client = Foldwise(server.base_url), AsyncFoldwise(server.base_url)
+    state = {"messages": [HumanMessage(f"m{i}", id=f"m{i}") for i in range(size)]}
+    for name in ("sync", "async"):
+        sid = new_id(f"long-{name}")
+        hook = FoldwiseHook(sid, client=client, async_client=async_client)
+        if name == "sync":
+            served = hook.pre_model_hook.invoke(state)
+        else:
+            served = await hook.pre_model_hook.ainvoke(state)
+        assert served["llm_input_messages"][-1].content == f"m{size - 1}"
+        assert client.get_session(sid)["message_count"] == size
+    await async_client.close()

@@ -45,6 +45,19 @@ async def test_a_retried_append_stores_once(fw: AsyncView, proxy: FaultProxy) ->
     assert [m["id"] for m in stored] == [m["id"] for m in result["messages"]]
 
 
+async def test_a_retried_turn_stores_once_and_answers_the_context(
+    fw: AsyncView, proxy: FaultProxy
+) -> None:
+    sid = (await fw.create_session(new_id("retry")))["id"]
+    proxy.inject("POST", f"/sessions/{sid}/turn", "drop_response")
+    taken = await fw.turn(sid, [{"role": "user", "content": "once"}], format="openai")
+
+    assert proxy.count("POST", f"/sessions/{sid}/turn") == 2
+    assert [m["duplicate"] for m in taken.append["messages"]] == [True]
+    assert taken.context.messages == [{"role": "user", "content": "once"}]
+    assert len((await fw.list_messages(sid))["messages"]) == 1
+
+
 async def test_a_create_whose_response_was_lost_is_not_resent(
     fw: AsyncView, proxy: FaultProxy
 ) -> None:

@@ -10,7 +10,7 @@ from typing import Any, get_args, is_typeddict
 
 import pytest
 from foldwise_client import types
-from foldwise_client.context import Context
+from foldwise_client.context import Context, Turn
 
 from app.main import create_app
 from tests.support.apps import make_settings
@@ -45,8 +45,15 @@ SCHEMAS = {
     "UsageReportResult": "UsageReportResponse",
 }
 # Responses the client reads as something else than a TypedDict: errors become exceptions,
-# a model list a list, contexts the `Context` class (checked below).
-NOT_TYPED_DICTS = {"ErrorResponse", "ErrorBody", "ModelList", "ContextResponse", "AssembleResponse"}
+# a model list a list, contexts the `Context` class and a turn the `Turn` class (checked below).
+NOT_TYPED_DICTS = {
+    "ErrorResponse",
+    "ErrorBody",
+    "ModelList",
+    "ContextResponse",
+    "AssembleResponse",
+    "TurnResponse",
+}
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +129,13 @@ def test_the_context_class_reads_every_context_field(openapi: dict[str, Any]) ->
     served = set(schemas["ContextResponse"]["properties"])
     served |= set(schemas["AssembleResponse"]["properties"])
     assert {f.name for f in dataclasses.fields(Context)} - {"raw"} == served
+
+
+def test_the_turn_class_and_query_are_the_turn_routes(openapi: dict[str, Any]) -> None:
+    schemas = _schemas(openapi)
+    assert {f.name for f in dataclasses.fields(Turn)} == set(schemas["TurnResponse"]["properties"])
+    keys = set(types.ContextQuery.__required_keys__ | types.ContextQuery.__optional_keys__)
+    assert keys == set(schemas["TurnContext"]["properties"])
 
 
 def _enum(openapi: dict[str, Any], schema: str, field: str | None = None) -> set[str]:

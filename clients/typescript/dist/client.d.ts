@@ -1,6 +1,6 @@
 import { type ContextParams } from './context.js';
 import { type RequestOptions } from './http.js';
-import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelInfo, PoppedMessage, Session, SessionCreate, SessionImport, SessionPage, SessionsDeleted, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, UsageReport, UsageReportResponse } from './types.js';
+import type { AppendResult, AssembleRequest, AssembleResponse, ContextQuery, ContextResponse, CountTokensRequest, CountTokensResponse, ListMessagesQuery, ListSessionsQuery, ListSummariesQuery, MessageInput, MessagePage, ModelInfo, PoppedMessage, Session, SessionCreate, SessionImport, SessionPage, SessionsDeleted, SessionSummarizeRequest, SessionSummarizeResponse, SessionUpdate, StoredMessage, SummarizeRequest, SummarizeResponse, SummaryHistoryPage, TurnContext, TurnResponse, UsageReport, UsageReportResponse } from './types.js';
 export interface ClientOptions {
     /** Default: `FOLDWISE_BASE_URL`, else http://127.0.0.1:8000 (`make run`). */
     baseUrl?: string;
@@ -16,6 +16,10 @@ export interface ClientOptions {
     headers?: Record<string, string>;
 }
 export type Context = ContextResponse & ContextParams;
+/** `turn()`: the append's result, and the context as `context()` would return it right after. */
+export type Turn = Omit<TurnResponse, 'context'> & {
+    context: Context;
+};
 export type AssembledContext = AssembleResponse & ContextParams;
 export declare class FoldwiseClient {
     private readonly transport;
@@ -56,6 +60,12 @@ export declare class FoldwiseClient {
     popMessage(sessionId: string, options?: RequestOptions): Promise<PoppedMessage>;
     /** What to send next, under the budget; `format` defaults to `anthropic`. */
     context(sessionId: string, query?: ContextQuery, options?: RequestOptions): Promise<Context>;
+    /**
+     * Appends `messages` and returns the context to send next, in one request: `append` as
+     * `appendMessages` returns it, `context` as `context(sessionId, context)` would right after.
+     * Messages without a `client_id` get a random one, so a retry stores nothing twice.
+     */
+    turn(sessionId: string, messages: readonly MessageInput[], context?: TurnContext, options?: RequestOptions): Promise<Turn>;
     /** Stateless: prunes and drops posted messages to the budget, never summarizes. */
     assembleContext(body: AssembleRequest, options?: RequestOptions): Promise<AssembledContext>;
     /** Folds now; `folded: false` when nothing is left to fold. Not replayed after a connection error. */

@@ -10,6 +10,8 @@ function env(name) {
     return value ? value : undefined;
 }
 const at = (sessionId, rest = '') => `/sessions/${encodeURIComponent(sessionId)}${rest}`;
+/** Copies of `messages`, each with a `client_id` (a random one where none was given). */
+const withClientIds = (messages) => messages.map((message) => (message.client_id ? message : { ...message, client_id: crypto.randomUUID() }));
 export class FoldwiseClient {
     transport;
     constructor(options = {}) {
@@ -88,11 +90,10 @@ export class FoldwiseClient {
      * (`duplicate: true`) instead of storing them twice.
      */
     appendMessages(sessionId, messages, options) {
-        const identified = messages.map((message) => message.client_id ? message : { ...message, client_id: crypto.randomUUID() });
         const call = {
             method: 'POST',
             path: at(sessionId, '/messages'),
-            body: { messages: identified },
+            body: { messages: withClientIds(messages) },
             replayable: true,
         };
         return this.call(call, options);
@@ -122,6 +123,21 @@ export class FoldwiseClient {
     async context(sessionId, query = {}, options) {
         const call = { method: 'GET', path: at(sessionId, '/context'), query, replayable: true };
         return withParams(await this.call(call, options));
+    }
+    /**
+     * Appends `messages` and returns the context to send next, in one request: `append` as
+     * `appendMessages` returns it, `context` as `context(sessionId, context)` would right after.
+     * Messages without a `client_id` get a random one, so a retry stores nothing twice.
+     */
+    async turn(sessionId, messages, context = {}, options) {
+        const call = {
+            method: 'POST',
+            path: at(sessionId, '/turn'),
+            body: { messages: withClientIds(messages), context },
+            replayable: true,
+        };
+        const taken = await this.call(call, options);
+        return { ...taken, context: withParams(taken.context) };
     }
     /** Stateless: prunes and drops posted messages to the budget, never summarizes. */
     async assembleContext(body, options) {

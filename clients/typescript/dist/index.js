@@ -1,2 +1,2 @@
-export { FoldwiseClient } from './client.js';
+export { FoldwiseClient, } from './client.js';
 export { APIConnectionError, APIStatusError, APITimeoutError, AuthenticationError, BadRequestError, ConflictError, FoldwiseError, InternalServerError, NoMessagesError, NotFoundError, PayloadTooLargeError, PermissionDeniedError, RateLimitError, ServiceUnavailableError, SessionExistsError, SessionNotFoundError, UnprocessableEntityError, } from './errors.js';

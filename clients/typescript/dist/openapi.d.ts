@@ -170,6 +170,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{session_id}/turn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take Turn
+         * @description Append the messages as POST …/messages does (atomic; a known `client_id` is not stored
+         *     again), then answer `append` (that route's body) and `context` (GET …/context's body for
+         *     `context`, the same query as JSON, right after). An invalid query stores nothing.
+         */
+        post: operations["take_turn_sessions__session_id__turn_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/count-tokens": {
         parameters: {
             query?: never;
@@ -1315,6 +1337,87 @@ export interface components {
             prompt_note?: string | null;
         };
         /**
+         * TurnContext
+         * @description GET …/context's query as a JSON object: the same keys, bounds and defaults, read as
+         *     strict JSON types (`true`, not `"true"`). `preview` and `dry_run` are refused: they
+         *     promise a read that changes nothing, and a turn appends.
+         */
+        TurnContext: {
+            /** Threshold */
+            threshold?: number | null;
+            /** Reserved Output Tokens */
+            reserved_output_tokens?: number | null;
+            /** Keep Recent */
+            keep_recent?: number | null;
+            /** Pin First Message */
+            pin_first_message?: boolean | null;
+            /** Summary Placement */
+            summary_placement?: ("system" | "messages") | null;
+            /** Strategy */
+            strategy?: ("auto" | "rule" | "llm" | "hybrid") | null;
+            /** Summarizer */
+            summarizer?: string | null;
+            /** Max Summary Tokens */
+            max_summary_tokens?: number | null;
+            /** Fold Target */
+            fold_target?: number | null;
+            /** Prune Target */
+            prune_target?: number | null;
+            /** Prune At Least */
+            prune_at_least?: number | null;
+            /** Keep Media */
+            keep_media?: number | null;
+            /** Cache Breakpoints */
+            cache_breakpoints?: boolean | null;
+            /** Model */
+            model?: string | null;
+            /** Max Tokens */
+            max_tokens?: number | null;
+            /**
+             * Format
+             * @default anthropic
+             * @enum {string}
+             */
+            format: "anthropic" | "openai" | "openai_responses" | "gemini" | "raw";
+            /**
+             * Summarize
+             * @default auto
+             * @enum {string}
+             */
+            summarize: "auto" | "never" | "force";
+            /**
+             * Explain
+             * @default false
+             */
+            explain: boolean;
+        };
+        /**
+         * TurnRequest
+         * @description The messages to append, exactly as POST …/messages takes them, and the context query.
+         */
+        TurnRequest: {
+            /** Messages */
+            messages?: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Contents
+             * @description Gemini contents, in place of `messages`.
+             */
+            contents?: {
+                [key: string]: unknown;
+            }[] | null;
+            /** @description GET …/context's query parameters as JSON (model, max_tokens, format, summarize, explain, and any context setting); {} for the defaults. */
+            context?: components["schemas"]["TurnContext"];
+        };
+        /** TurnResponse */
+        TurnResponse: {
+            /** @description The POST …/messages body of this append. */
+            append: components["schemas"]["AppendResult"];
+            /** @description The GET …/context body of the same query right after the append. */
+            context: components["schemas"]["ContextResponse"];
+        };
+        /**
          * Unserved
          * @description What a provider request carried beyond the served context: an agent's own
          *     instructions and tools, input added after the context was read.
@@ -2254,6 +2357,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RemovedMessage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    take_turn_sessions__session_id__turn_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TurnRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnResponse"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Unauthorized */

@@ -32,6 +32,10 @@ export type ContextResponse = Schemas['ContextResponse'];
 export type ContextQuery = Query<'/sessions/{session_id}/context', 'get'>;
 export type ContextFormat = ContextResponse['format'];
 export type ContextUsage = Schemas['ContextUsage'];
+/** A turn's context query: GET …/context's as JSON, without `preview` and `dry_run`; every
+ * key has a default (the generated type requires those with one). */
+export type TurnContext = Partial<Schemas['TurnContext']>;
+export type TurnResponse = Schemas['TurnResponse'];
 export type AssembleRequest = Schemas['AssembleRequest'];
 export type AssembleResponse = Schemas['AssembleResponse'];
 export type SessionSummarizeRequest = Schemas['SessionSummarizeRequest'];

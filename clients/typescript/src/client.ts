@@ -30,6 +30,8 @@ import type {
   SummarizeRequest,
   SummarizeResponse,
   SummaryHistoryPage,
+  TurnContext,
+  TurnResponse,
   UsageReport,
   UsageReportResponse,
 } from './types.js';
@@ -50,6 +52,8 @@ export interface ClientOptions {
 }
 
 export type Context = ContextResponse & ContextParams;
+/** `turn()`: the append's result, and the context as `context()` would return it right after. */
+export type Turn = Omit<TurnResponse, 'context'> & { context: Context };
 export type AssembledContext = AssembleResponse & ContextParams;
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000';
@@ -62,6 +66,10 @@ function env(name: string): string | undefined {
 }
 
 const at = (sessionId: string, rest = '') => `/sessions/${encodeURIComponent(sessionId)}${rest}`;
+
+/** Copies of `messages`, each with a `client_id` (a random one where none was given). */
+const withClientIds = (messages: readonly MessageInput[]): MessageInput[] =>
+  messages.map((message) => (message.client_id ? message : { ...message, client_id: crypto.randomUUID() }));
 
 export class FoldwiseClient {
   private readonly transport: Transport;
@@ -159,13 +167,10 @@ export class FoldwiseClient {
     messages: readonly MessageInput[],
     options?: RequestOptions,
   ): Promise<AppendResult> {
-    const identified = messages.map((message) =>
-      message.client_id ? message : { ...message, client_id: crypto.randomUUID() },
-    );
     const call: Call = {
       method: 'POST',
       path: at(sessionId, '/messages'),
-      body: { messages: identified },
+      body: { messages: withClientIds(messages) },
       replayable: true,
     };
     return this.call(call, options);
@@ -208,6 +213,27 @@ export class FoldwiseClient {
   async context(sessionId: string, query: ContextQuery = {}, options?: RequestOptions): Promise<Context> {
     const call: Call = { method: 'GET', path: at(sessionId, '/context'), query, replayable: true };
     return withParams(await this.call<ContextResponse>(call, options));
+  }
+
+  /**
+   * Appends `messages` and returns the context to send next, in one request: `append` as
+   * `appendMessages` returns it, `context` as `context(sessionId, context)` would right after.
+   * Messages without a `client_id` get a random one, so a retry stores nothing twice.
+   */
+  async turn(
+    sessionId: string,
+    messages: readonly MessageInput[],
+    context: TurnContext = {},
+    options?: RequestOptions,
+  ): Promise<Turn> {
+    const call: Call = {
+      method: 'POST',
+      path: at(sessionId, '/turn'),
+      body: { messages: withClientIds(messages), context },
+      replayable: true,
+    };
+    const taken = await this.call<TurnResponse>(call, options);
+    return { ...taken, context: withParams(taken.context) };
   }
 
   /** Stateless: prunes and drops posted messages to the budget, never summarizes. */

@@ -1,4 +1,10 @@
-export { FoldwiseClient, type AssembledContext, type ClientOptions, type Context } from './client.js';
+export {
+  FoldwiseClient,
+  type AssembledContext,
+  type ClientOptions,
+  type Context,
+  type Turn,
+} from './client.js';
 export type {
   AnthropicParams,
   ContextParams,

@@ -6,7 +6,7 @@ Adapters, each an optional extra: `foldwise_client.agents` (OpenAI Agents SDK `S
 
 from foldwise_client.async_client import AsyncFoldwise
 from foldwise_client.client import Foldwise
-from foldwise_client.context import Context, FormatMismatchError
+from foldwise_client.context import Context, FormatMismatchError, Turn
 from foldwise_client.errors import (
     APIConnectionError,
     APIStatusError,
@@ -46,5 +46,6 @@ __all__ = [
     "ServiceUnavailableError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "Turn",
     "UnprocessableEntityError",
 ]

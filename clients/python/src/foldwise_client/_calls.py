@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import quote
 
-from foldwise_client.context import Context
+from foldwise_client.context import Context, Turn
 from foldwise_client.types import (
     AppendResult,
+    ContextQuery,
     ContextSettings,
     Format,
     MessageFormat,
@@ -191,6 +192,13 @@ def context(
     params = {k: _query(v) for k, v in given.items()}
     # A GET that may fold: a resent one reuses the fold (one per summary version).
     return Call("GET", _session_path(session_id, "context"), Context.from_json, params=params)
+
+
+def turn(session_id: str, messages: Sequence[Mapping[str, Any]], query: ContextQuery) -> Call[Turn]:
+    body = {"messages": with_client_ids(messages), "context": _given(**query)}
+    # Safe to resend: every message has a client_id, so a retry stores nothing twice and
+    # answers the context again.
+    return Call("POST", _session_path(session_id, "turn"), Turn.from_json, body=body)
 
 
 def assemble_context(

@@ -11,9 +11,10 @@ import httpx
 from foldwise_client import _calls, _transport
 from foldwise_client._calls import UNSET, Call
 from foldwise_client._loops import AsyncClosable, ClientPerLoop
-from foldwise_client.context import Context
+from foldwise_client.context import Context, Turn
 from foldwise_client.types import (
     AppendResult,
+    ContextQuery,
     ContextSettings,
     Format,
     MessageFormat,
@@ -243,6 +244,17 @@ class AsyncFoldwise(AsyncClosable):
                 settings,
             )
         )
+
+    async def turn(
+        self,
+        session_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        **query: Unpack[ContextQuery],
+    ) -> Turn:
+        """Appends `messages` (each given a `client_id` when it has none, as `append_messages`
+        does), then returns the context `context(session_id, **query)` would return right
+        after, in one request. A retry stores nothing twice (`duplicate: true`)."""
+        return await self._run(_calls.turn(session_id, messages, query))
 
     async def assemble_context(
         self,

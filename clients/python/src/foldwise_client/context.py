@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from foldwise_client.types import ContextUsage, DryRun, ExplainItem, Format, SummaryState
+from foldwise_client.types import (
+    AppendResult,
+    ContextUsage,
+    DryRun,
+    ExplainItem,
+    Format,
+    SummaryState,
+)
 
 
 class FormatMismatchError(ValueError):
@@ -127,3 +134,18 @@ class Context:
         if config:
             kwargs["config"] = config
         return kwargs
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What `turn()` returns: `append` as `append_messages` returns it, and `context` as
+    `context()` would right after."""
+
+    append: AppendResult
+    context: Context
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Turn:
+        return cls(
+            append=cast(AppendResult, body["append"]), context=Context.from_json(body["context"])
+        )

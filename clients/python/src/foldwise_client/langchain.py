@@ -3,8 +3,9 @@
 - `FoldwiseChatMessageHistory`: a `BaseChatMessageHistory` whose `messages` are the session's
   folded context (what to send next), not every stored message.
 - `FoldwiseHook`: a LangGraph `create_react_agent` `pre_model_hook` that stores the graph's new
-  messages in the session and returns `llm_input_messages` from the context route (the state's
-  `messages` stay whole), and a `post_model_hook` that stores the model's reply at once.
+  messages in the session and returns `llm_input_messages`, the context after them, in one
+  request (POST …/turn; the state's `messages` stay whole), and a `post_model_hook` that
+  stores the model's reply at once.
 
 Messages are stored with their LangChain id as `client_id`, so posting one twice stores it once.
 """
@@ -50,6 +51,11 @@ def _like(given: Foldwise | AsyncFoldwise | None, cls: type[Client]) -> Client:
     return cls(given.base_url, given.api_key, timeout=given.timeout, max_retries=given.max_retries)
 
 
+def _last_batch(payload: list[dict[str, Any]]) -> int:
+    """Where the last batch of at most MAX_BATCH messages starts."""
+    return (len(payload) - 1) // MAX_BATCH * MAX_BATCH
+
+
 class _Sessions:
     """The clients and options shared by the adapters; creates a missing session on first
     write with `session_options` (model, system_prompt, tools, settings, metadata)."""
@@ -93,6 +99,33 @@ class _Sessions:
                 with contextlib.suppress(SessionExistsError):
                     await self.async_client.create_session(session_id, **self.session_options)
                 await self.async_client.append_messages(session_id, batch)
+
+    def turn(self, session_id: str, payload: list[dict[str, Any]]) -> list[BaseMessage]:
+        """Stores `payload` and returns the context after it: the last batch and the context
+        in one request (POST …/turn), any earlier batches appended before it."""
+        last = _last_batch(payload)
+        if last:
+            self.append(session_id, payload[:last])
+        try:
+            taken = self.client.turn(session_id, payload[last:], **self.context_options)
+        except SessionNotFoundError:
+            with contextlib.suppress(SessionExistsError):
+                self.client.create_session(session_id, **self.session_options)
+            taken = self.client.turn(session_id, payload[last:], **self.context_options)
+        return to_langchain(taken.context.messages)
+
+    async def aturn(self, session_id: str, payload: list[dict[str, Any]]) -> list[BaseMessage]:
+        last = _last_batch(payload)
+        if last:
+            await self.aappend(session_id, payload[:last])
+        client = self.async_client
+        try:
+            taken = await client.turn(session_id, payload[last:], **self.context_options)
+        except SessionNotFoundError:
+            with contextlib.suppress(SessionExistsError):
+                await client.create_session(session_id, **self.session_options)
+            taken = await client.turn(session_id, payload[last:], **self.context_options)
+        return to_langchain(taken.context.messages)
 
     def report_usage(self, session_id: str, tokens: int, unserved: Mapping[str, Any]) -> None:
         """Calibration is a bonus: a report that fails is logged, never raised."""
@@ -224,6 +257,31 @@ class FoldwiseHook:
         self._stored[session_id].update(ids)
         return session_id
 
+    def turn(
+        self, state: Mapping[str, Any], config: RunnableConfig | None
+    ) -> tuple[str, list[BaseMessage]]:
+        """Stores the state's new messages and reads the context after them, in one request
+        (POST …/turn) when there are new ones; returns the session id and the context."""
+        session_id = self._session(config)
+        ids, payload = self._unstored(session_id, state)
+        sessions = self._sessions
+        context = sessions.turn(session_id, payload) if payload else sessions.context(session_id)
+        self._stored[session_id].update(ids)
+        return session_id, context
+
+    async def aturn(
+        self, state: Mapping[str, Any], config: RunnableConfig | None
+    ) -> tuple[str, list[BaseMessage]]:
+        session_id = self._session(config)
+        ids, payload = self._unstored(session_id, state)
+        sessions = self._sessions
+        if payload:
+            context = await sessions.aturn(session_id, payload)
+        else:
+            context = await sessions.acontext(session_id)
+        self._stored[session_id].update(ids)
+        return session_id, context
+
     def context(self, session_id: str) -> list[BaseMessage]:
         """The session's folded context as LangChain messages ([] before the first store)."""
         return self._sessions.context(session_id)
@@ -237,12 +295,10 @@ class FoldwiseHook:
         return self._sessions
 
     def _pre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        session_id = self.store(state, config)
-        return {"llm_input_messages": self._sessions.context(session_id)}
+        return {"llm_input_messages": self.turn(state, config)[1]}
 
     async def _apre(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        session_id = await self.astore(state, config)
-        return {"llm_input_messages": await self._sessions.acontext(session_id)}
+        return {"llm_input_messages": (await self.aturn(state, config))[1]}
 
     def _post(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         self.store(state, config)

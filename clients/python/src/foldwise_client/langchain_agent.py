@@ -3,11 +3,11 @@
 
 Before each model call the state's messages not stored yet are appended (by LangChain id, as
 `FoldwiseHook` does) and the model gets the session's folded context instead of the whole
-state; after it the reply is stored at once. The agent's own `system_prompt` is kept, ahead
-of the session's system prompt and summary. The session is `session_id`, else the run's
-`configurable.thread_id`. When the model reports `usage_metadata`, its input tokens go to
-POST …/usage with the agent's system prompt and tools as `unserved`, so the session's
-model family calibrates without user code.
+state, both in one request (POST …/turn); after it the reply is stored at once. The agent's
+own `system_prompt` is kept, ahead of the session's system prompt and summary. The session
+is `session_id`, else the run's `configurable.thread_id`. When the model reports
+`usage_metadata`, its input tokens go to POST …/usage with the agent's system prompt and tools
+as `unserved`, so the session's model family calibrates without user code.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class FoldwiseMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        session_id = self.hook.store(request.state, get_config())
-        response = handler(_with_context(request, self.hook.context(session_id)))
+        session_id, context = self.hook.turn(request.state, get_config())
+        response = handler(_with_context(request, context))
         if (tokens := _input_tokens(response)) is not None:
             self.hook.sessions.report_usage(session_id, tokens, _unserved(request))
         return response
@@ -43,8 +43,8 @@ class FoldwiseMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        session_id = await self.hook.astore(request.state, get_config())
-        response = await handler(_with_context(request, await self.hook.acontext(session_id)))
+        session_id, context = await self.hook.aturn(request.state, get_config())
+        response = await handler(_with_context(request, context))
         if (tokens := _input_tokens(response)) is not None:
             await self.hook.sessions.areport_usage(session_id, tokens, _unserved(request))
         return response

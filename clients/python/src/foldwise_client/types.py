@@ -34,6 +34,17 @@ class ContextSettings(TypedDict, total=False):
     cache_breakpoints: bool
 
 
+class ContextQuery(ContextSettings, total=False):
+    """What a turn asks of its context (`turn(**query)`): GET …/context's query but `preview`
+    and `dry_run`, which only look."""
+
+    model: str
+    max_tokens: int
+    format: Format
+    summarize: SummarizeMode
+    explain: bool
+
+
 class SessionSettings(ContextSettings, total=False):
     """A session's `settings`: its context settings, and how long it is kept when idle
     (`retention_days`; `None` in an update: back to the server's default)."""

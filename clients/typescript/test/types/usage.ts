@@ -32,6 +32,13 @@ export async function usage(foldwise: FoldwiseClient, openai: OpenAI): Promise<v
   const responses = await foldwise.context(created.id, { format: 'openai_responses' });
   await openai.responses.create(responses.openaiResponsesParams());
 
+  const turn = await foldwise.turn(created.id, [{ role: 'user', content: 'Hi' }], { max_tokens: 8000 });
+  await openai.chat.completions.create(turn.context.openaiChatParams());
+  const appendedSeq: number | undefined = turn.append.messages[0]?.seq;
+  await foldwise.turn(created.id, [{ role: 'user', content: 'Hi' }]);
+  // @ts-expect-error: a turn appends, it cannot only look
+  await foldwise.turn(created.id, [], { dry_run: true });
+
   const page = await foldwise.listMessages(created.id, { after_seq: 0, limit: 10 });
   const next: number | null = page.next_after_seq;
   const popped = await foldwise.popMessage(created.id);
@@ -46,5 +53,5 @@ export async function usage(foldwise: FoldwiseClient, openai: OpenAI): Promise<v
   });
   // @ts-expect-error: the session always reads openai_responses
   new FoldwiseSession('user-7', { contextOptions: { format: 'anthropic' } });
-  void [count, next, items, session];
+  void [count, next, items, session, appendedSeq];
 }
