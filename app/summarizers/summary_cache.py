@@ -41,6 +41,7 @@ def cache_key(
     strategy: str,
     model: str | None,
     request: SummaryRequest,
+    *,
     prompt: str = PROMPT_VERSION,
     provider: str = "anthropic",
 ) -> str:
@@ -84,7 +85,9 @@ class CachingSummarizer:
         self.provider = provider
 
     async def summarize(self, request: SummaryRequest) -> SummaryResult:
-        key = cache_key(self.strategy, self.model, request, self.prompt, self.provider)
+        key = cache_key(
+            self.strategy, self.model, request, prompt=self.prompt, provider=self.provider
+        )
         hit = await self.cache.get(key)
         if hit is not None:
             return replace(hit, cached=True)

@@ -618,9 +618,13 @@ class TestCache:
     def test_the_provider_is_in_the_key_unless_anthropic(self) -> None:
         request = SummaryRequest(transcript(), None, 300)
         anthropic = cache_key("llm", "m", request)
-        assert cache_key("llm", "m", request, "anthropic") == anthropic  # old keys stay valid
-        assert len({anthropic, cache_key("llm", "m", request, "openai")}) == 2
-        assert cache_key("llm", "m", request, "gemini") != cache_key("llm", "m", request, "openai")
+        assert (
+            cache_key("llm", "m", request, provider="anthropic") == anthropic
+        )  # old keys stay valid
+        assert len({anthropic, cache_key("llm", "m", request, provider="openai")}) == 2
+        assert cache_key("llm", "m", request, provider="gemini") != cache_key(
+            "llm", "m", request, provider="openai"
+        )
 
     async def test_a_second_fold_is_served_from_the_cache(self, api, counter) -> None:
         provider, fake = api
@@ -635,5 +639,5 @@ class TestCache:
                 results.append(await llm.summarize(request))
         assert [result.cached for result in results] == [False, True]
         assert len(fake.requests) == 1
-        key = cache_key("llm", results[0].model, request, provider.sdk)
+        key = cache_key("llm", results[0].model, request, provider=provider.sdk)
         assert key in cache.entries

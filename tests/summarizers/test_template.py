@@ -247,10 +247,12 @@ class TestCacheKey:
         request = SummaryRequest(transcript(), None, 300)
         one = TemplateInstructions(template=parse_template(GOOD, "a"))
         other = TemplateInstructions(template=parse_template(GOOD + "More.", "b"))
-        assert cache_key("llm", "m", request, Instructions().version) == cache_key(
+        assert cache_key("llm", "m", request, prompt=Instructions().version) == cache_key(
             "llm", "m", request
         )
-        keys = {cache_key("llm", "m", request, i.version) for i in (Instructions(), one, other)}
+        keys = {
+            cache_key("llm", "m", request, prompt=i.version) for i in (Instructions(), one, other)
+        }
         assert len(keys) == 3
 
     async def test_an_edited_template_is_not_served_the_old_summaries(
