@@ -86,6 +86,30 @@ class PromptCache:
         return sum(tokens[:read]), sum(tokens[read:last]), sum(tokens[max(read, last) :])
 
 
+class AutomaticCache:
+    """OpenAI's automatic prompt caching: a request reads the longest prefix of whole elements
+    an earlier request sent, once it reaches 1,024 tokens, in steps of 128 beyond that; every
+    request is cached, with no write surcharge."""
+
+    MIN_TOKENS, STEP = 1024, 128
+
+    def __init__(self) -> None:
+        self.stored: set[str] = set()
+
+    def bill(self, elements: list[str], count: Callable[[str], int]) -> tuple[int, int]:
+        """(uncached, cached) input tokens of a request of `elements`."""
+        prefixes = _prefixes(elements)
+        read = max((i + 1 for i, p in enumerate(prefixes) if p in self.stored), default=0)
+        self.stored.update(prefixes)
+        tokens = [count(element) for element in elements]
+        cached = sum(tokens[:read])
+        if cached < self.MIN_TOKENS:
+            cached = 0
+        else:
+            cached -= (cached - self.MIN_TOKENS) % self.STEP
+        return sum(tokens) - cached, cached
+
+
 class Meter:
     """The per-turn cache numbers of one side, over the turns after its first cut."""
 

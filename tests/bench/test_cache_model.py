@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.cache_model import Meter, PromptCache, Request, as_request
+from bench.cache_model import AutomaticCache, Meter, PromptCache, Request, as_request
 
 MARK = {"cache_control": {"type": "ephemeral"}}
 TOOLS = [{"name": "read_file", "description": "Read", "input_schema": {"type": "object"}}]
@@ -61,3 +61,12 @@ def test_a_bill_reads_what_was_marked_before_writes_to_its_last_mark_and_pays_th
     assert cache.bill(served, lambda element: 1) == (0, 4, 1)  # tools, S, a, b written
     fold = as_request(TOOLS, "S", [_message("a"), _message("b"), _message("c"), _message("i")])
     assert cache.bill(fold, lambda element: 1) == (4, 0, 2)  # read through b; c, i in full
+
+
+def test_automatic_caching_reads_what_any_request_sent_from_1024_tokens_in_steps_of_128() -> None:
+    cache = AutomaticCache()
+    tokens = {"tools": 1000, "a": 100, "b": 300, "c": 50}.__getitem__
+    assert cache.bill(["tools", "a"], tokens) == (1100, 0)  # nothing sent before
+    assert cache.bill(["tools", "b"], tokens) == (1300, 0)  # 1,000 shared: under 1,024
+    assert cache.bill(["tools", "a", "b", "c"], tokens) == (1450 - 1024, 1024)  # 1,100 → 1,024
+    assert cache.bill(["tools", "a", "b", "c"], tokens) == (1450 - 1408, 1408)  # 1,024 + 3 × 128

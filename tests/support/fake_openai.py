@@ -11,6 +11,7 @@ LiteLLM do (the status repeated as a numeric `code`, the exception name as `type
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,9 @@ REFUSAL = "I'm sorry, I can't help with that."
 @dataclass
 class FakeOpenAI(FakeModelAPI):
     compatible: bool = False
+    billing: Callable[[Recorded], tuple[int, int]] | None = None
+    """(uncached, cached) prompt tokens of a request (a provider's automatic prompt cache, as
+    bench/fold_cost.py models it); default: a quarter of the prompt's text, `cached_tokens`."""
 
     @property
     def openai_base_url(self) -> str:
@@ -57,13 +61,21 @@ class FakeOpenAI(FakeModelAPI):
             return self._completion(request, {"content": None, "refusal": REFUSAL}, len(REFUSAL))
         return self._response(request, {"type": "refusal", "refusal": REFUSAL})
 
+    def _prompt(self, request: Recorded) -> tuple[int, int]:
+        """(all, cached) prompt tokens: OpenAI counts the cached ones among the prompt's."""
+        if self.billing is not None:
+            uncached, cached = self.billing(request)
+        else:
+            uncached, cached = self.prompt_tokens(request), self.cached_tokens
+        return uncached + cached, cached
+
     def _completion(self, request: Recorded, message: dict[str, Any], chars: int) -> dict[str, Any]:
-        prompt, output = self.prompt_tokens(request) + self.cached_tokens, chars // 4
+        (prompt, cached), output = self._prompt(request), chars // 4
         usage = {
             "prompt_tokens": prompt,
             "completion_tokens": output,
             "total_tokens": prompt + output,
-            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            "prompt_tokens_details": {"cached_tokens": cached},
         }
         choice = {
             "index": 0,
@@ -81,7 +93,7 @@ class FakeOpenAI(FakeModelAPI):
         }
 
     def _response(self, request: Recorded, part: dict[str, Any]) -> dict[str, Any]:
-        prompt = self.prompt_tokens(request) + self.cached_tokens
+        prompt, cached = self._prompt(request)
         output = len(part.get("text") or part.get("refusal") or "") // 4
         message = {
             "type": "message",
@@ -102,7 +114,7 @@ class FakeOpenAI(FakeModelAPI):
             "tools": [],
             "usage": {
                 "input_tokens": prompt,
-                "input_tokens_details": {"cached_tokens": self.cached_tokens},
+                "input_tokens_details": {"cached_tokens": cached},
                 "output_tokens": output,
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": prompt + output,
