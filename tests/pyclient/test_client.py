@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from foldwise_client import (
+    APIStatusError,
     AsyncFoldwise,
     ConflictError,
     Context,
@@ -245,6 +246,10 @@ async def test_stateless_routes(fw: AsyncView) -> None:
     summary = await fw.summarize_context(posted[:4], strategy="rule", max_summary_tokens=200)
     assert summary["strategy"] == "rule" and summary["input_messages"] == 4
     assert "Question 0" in summary["summary"]
+    assert summary["model"] is None and summary["usage"] is None  # no model was asked
+    with pytest.raises(APIStatusError) as refused:
+        await fw.summarize_context(posted[:4], summarizer="gemini:gemini-2.5-pro")
+    assert refused.value.code == "summarizer_not_allowed"
 
 
 async def test_responses_format_and_pop_message(fw: AsyncView) -> None:

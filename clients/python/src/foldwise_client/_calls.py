@@ -276,6 +276,7 @@ def summarize_context(
     strategy: Strategy | None,
     max_summary_tokens: int | None,
     instructions: str | None,
+    summarizer: str | None = None,
 ) -> Call[SummarizeContextResult]:
     body = _given(
         messages=list(messages),
@@ -283,6 +284,7 @@ def summarize_context(
         strategy=strategy,
         max_summary_tokens=max_summary_tokens,
         instructions=instructions,
+        summarizer=summarizer,
     )
     return Call("POST", "/summarize-context", _as(SummarizeContextResult), body=body)
 

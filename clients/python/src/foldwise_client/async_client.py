@@ -325,10 +325,11 @@ class AsyncFoldwise(AsyncClosable):
         strategy: Strategy | None = None,
         max_summary_tokens: int | None = None,
         instructions: str | None = None,
+        summarizer: str | None = None,
     ) -> SummarizeContextResult:
         return await self._run(
             _calls.summarize_context(
-                messages, previous_summary, strategy, max_summary_tokens, instructions
+                messages, previous_summary, strategy, max_summary_tokens, instructions, summarizer
             )
         )
 
