@@ -29,7 +29,6 @@ from app.summarizers.hybrid import HybridSummarizer
 from app.summarizers.llm import LLMSummarizer
 from app.summarizers.models.anthropic import AnthropicModel, anthropic_client
 from app.summarizers.models.base import SummaryModel
-from app.summarizers.models.gemini import GeminiModel, gemini_client
 from app.summarizers.models.openai import openai_model
 from app.summarizers.rule import RuleSummarizer
 from app.summarizers.summary_cache import CachingSummarizer
@@ -183,6 +182,10 @@ def open_model(settings: Settings, provider: str, name: str) -> SummaryModel:
     if provider == "openai":
         return openai_model(settings, name)
     if provider == "gemini":
+        # google-genai is large (~55k objects, a fifth more for every garbage collection to
+        # walk): only a process that folds with Gemini imports it.
+        from app.summarizers.models.gemini import GeminiModel, gemini_client
+
         return GeminiModel(gemini_client(settings), name)
     return AnthropicModel(anthropic_client(settings), name)
 
