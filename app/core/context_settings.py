@@ -16,7 +16,7 @@ Adding a setting is one field here plus the code that uses it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -24,8 +24,9 @@ from app.core.limits import MAX_SQL_INT
 
 SummaryPlacement = Literal["system", "messages"]
 Strategy = Literal["auto", "rule", "llm", "hybrid"]
+SummarizerProvider = Literal["anthropic", "openai", "gemini"]
 # A summarizer choice: `provider` or `provider:model`.
-SUMMARIZER_PATTERN = r"^(anthropic|openai|gemini)(:[^\s:][^\s]{0,127})?$"
+SUMMARIZER_PATTERN = rf"^({'|'.join(get_args(SummarizerProvider))})(:[^\s:][^\s]{{0,127}})?$"
 
 
 class ContextSettings(BaseModel):

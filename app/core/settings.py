@@ -13,10 +13,8 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.core.context_settings import ContextSettings
+from app.core.context_settings import ContextSettings, SummarizerProvider
 from app.core.logging import LogFormat
-
-SummarizerProvider = Literal["anthropic", "openai", "gemini"]
 
 
 class Settings(BaseSettings, ContextSettings):
